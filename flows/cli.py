@@ -1,0 +1,145 @@
+"""The ``qastress`` command: run the study or one of its flows, fetch real data, show params.
+
+Heavy libraries (Prefect, torch, Pyserini) are imported inside the commands that need them, so
+``qastress --help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+app = typer.Typer(
+    help="qastress: stress-test QA systems. EntityQuestions retrieval (BM25 vs dense) and "
+         "paraphrased-question robustness, as one Prefect + DVC pipeline. Runs offline on the "
+         "embedded synthetic demo world by default.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+data_app = typer.Typer(help="Real datasets: list them and download them (needs internet).",
+                       no_args_is_help=True)
+app.add_typer(data_app, name="data")
+
+FLOWS = {
+    "study": ("flows.study", "study"),
+    "demo-world": ("flows.demo_world", "demo_world"),
+    "entity-questions": ("flows.entity_questions", "entity_questions"),
+    "retrieval": ("flows.retrieval", "retrieval"),
+}
+
+ProfileOpt = Annotated[str | None, typer.Option(
+    "--profile", "-p", help="smoke (seconds), demo (default main job) or real (fetched data); "
+    "default: $QASTRESS_PROFILE, then params.yaml's `profile`.")]
+ParamsOpt = Annotated[Path | None, typer.Option(
+    "--params", help="The params file (default: $QASTRESS_PARAMS or ./params.yaml).")]
+SetOpt = Annotated[list[str] | None, typer.Option(
+    "--set", "-S", help="Override one parameter, e.g. --set retrieval.bm25.k1=1.2 "
+    "(values parsed as YAML; repeatable).")]
+
+
+def parse_overrides(items: list[str] | None) -> dict[str, Any]:
+    """``["a.b=1", "c=x"]`` -> ``{"a.b": 1, "c": "x"}`` (values parsed as YAML)."""
+    import yaml
+
+    overrides: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--set")
+        overrides[key.strip()] = yaml.safe_load(value)
+    return overrides
+
+
+def run_flow(name: str, profile: str | None, params_file: Path | None,
+             overrides: dict[str, Any] | None = None) -> Any:
+    """Load the params, then run one flow with its results persisted under ``paths.state``."""
+    import importlib
+
+    from tasks.config import ParamsError, load_params
+    from tasks.orchestration import run_settings
+
+    try:
+        params = load_params(params_file, profile=profile, overrides=overrides)
+    except ParamsError as exc:
+        typer.secho(f"invalid parameters: {exc}", fg="red", err=True)
+        raise typer.Exit(2) from None
+    module, attr = FLOWS[name]
+    flow_fn = getattr(importlib.import_module(module), attr)
+    with run_settings(params.paths.state):
+        return flow_fn(params=params)
+
+
+@app.command()
+def run(profile: ProfileOpt = None, params: ParamsOpt = None, set_: SetOpt = None) -> None:
+    """Run the whole study (the main job) and print where its results are."""
+    run_flow("study", profile, params, parse_overrides(set_))
+
+
+@app.command()
+def stage(
+    name: Annotated[str, typer.Argument(help=f"One of: {', '.join(n for n in FLOWS)}.")],
+    profile: ProfileOpt = None, params: ParamsOpt = None, set_: SetOpt = None,
+) -> None:
+    """Run one flow of the DAG (what each `dvc.yaml` stage calls)."""
+    if name not in FLOWS:
+        raise typer.BadParameter(f"unknown flow {name!r}; expected one of {list(FLOWS)}")
+    run_flow(name, profile, params, parse_overrides(set_))
+
+
+@app.command("params")
+def show_params(profile: ProfileOpt = None, params: ParamsOpt = None,
+                set_: SetOpt = None) -> None:
+    """Print the resolved, validated parameters of a profile as YAML."""
+    import yaml
+
+    from tasks.config import ParamsError, load_params
+
+    try:
+        resolved = load_params(params, profile=profile, overrides=parse_overrides(set_))
+    except ParamsError as exc:
+        typer.secho(f"invalid parameters: {exc}", fg="red", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(yaml.safe_dump(resolved.model_dump(mode="json"), sort_keys=False))
+
+
+@data_app.command("list")
+def data_list() -> None:
+    """List the real datasets that `qastress data fetch` knows."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from tasks.fetch import list_sources
+
+    table = Table("source", "description", "files", "approx. size")
+    for source in list_sources():
+        table.add_row(str(source["name"]), str(source["description"]),
+                      str(len(source["files"])), str(source.get("size", "?")))
+    Console().print(table)
+
+
+@data_app.command("fetch")
+def data_fetch(
+    source: Annotated[str, typer.Argument(help="A source name from `qastress data list`.")],
+    data_root: Annotated[Path, typer.Option(
+        help="The data root (paths.data): files land in <data-root>/raw/<source>/."),
+    ] = Path("data"),
+    base_url: Annotated[str | None, typer.Option(
+        help="Fetch from this mirror instead of the registered hosts.")] = None,
+) -> None:
+    """Download a real dataset with resume, sha256 check and atomic rename."""
+    from tasks.fetch import fetch_source
+
+    for path in fetch_source(source, data_root, base_url=base_url, progress=True):
+        typer.echo(path)
+
+
+def main_for(name: str) -> None:
+    """``python -m flows.<name>``: run that flow with ``--profile``/``--params``/``--set``."""
+    app(args=["stage", name, *sys.argv[1:]], prog_name="qastress")
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,214 @@
+"""The one typed configuration of qastress: pydantic models mirroring ``params.yaml``.
+
+``params.yaml`` holds the base values of every section plus ``profiles`` (``smoke``, ``demo``,
+``real``), each a partial copy of the sections that it overrides. :func:`load_params` merges the
+selected profile over the base and validates the result; any unknown or ill-typed key is one
+clear error that names the key.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+PROFILES = ("smoke", "demo", "real")
+DEFAULT_PARAMS_FILE = "params.yaml"
+
+#: The 24 relations of Sciavolino et al. (2021), Table 1 (P30 is optional and off by default).
+EQ_RELATIONS: tuple[str, ...] = (
+    "P17", "P19", "P20", "P26", "P36", "P40", "P50", "P69", "P106", "P112", "P127", "P131",
+    "P136", "P159", "P170", "P175", "P176", "P264", "P276", "P407", "P413", "P495", "P740",
+    "P800",
+)
+
+
+class Section(BaseModel):
+    """Base of every config section: unknown keys are errors, values are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PathsConfig(Section):
+    """Where data and outputs live, relative to the project root unless absolute."""
+
+    data: Path = Path("data")
+    results: Path = Path("results")
+    metrics: Path = Path("metrics")
+    plots: Path = Path("plots")
+    reports: Path = Path("reports")
+    state: Path = Field(Path(".qastress"), description="Prefect results and task cache")
+
+    @property
+    def raw(self) -> Path:
+        """Root of raw inputs in their real formats (``data/raw/<source>/``)."""
+        return self.data / "raw"
+
+
+class DemoWorldConfig(Section):
+    """Size and shape of the synthetic encyclopedia (the embedded default world)."""
+
+    seed: int = 13
+    n_people: int = 1500
+    n_organisations: int = 300
+    n_works: int = 500
+    n_places: int = 150
+    zipf_exponent: float = 1.0
+    max_hyperlinks: int = 50_000
+    passage_words: int = 100
+    n_comention_passages: int = 400
+    n_nq_train: int = 800
+    n_nq_dev: int = 200
+    n_squad_train: int = 600
+    n_squad_dev: int = 200
+    n_quora_pairs: int = 600
+    n_wikianswers_pairs: int = 600
+
+
+class SourcesConfig(Section):
+    """Locations of the raw inputs, relative to ``paths.raw`` unless absolute.
+
+    The demo world writes exactly these files; for real data point them at the fetched files.
+    """
+
+    world: Literal["demo", "real"] = "demo"
+    trex: str = "trex/*.json"
+    entity_labels: str = "wikidata/entity_labels.jsonl"
+    hyperlink_counts: str = "hyperlinks/entity_counts.tsv"
+    passages: str = "wikipedia/psgs_w100.tsv"
+    nq_train: str = "nq/nq-train.json"
+    nq_dev: str = "nq/nq-dev.json"
+    ppdb: str = "ppdb/ppdb-2.0-s-all"
+    squad_train: str = "squad/train-v1.1.json"
+    squad_dev: str = "squad/dev-v1.1.json"
+    quora: str = "quora/quora_duplicate_questions.tsv"
+    wikianswers: str = "wikianswers/word_alignments.tsv"
+
+
+class EntityQuestionsConfig(Section):
+    """Building EntityQuestions from triples."""
+
+    relations: tuple[str, ...] = EQ_RELATIONS
+    facts_per_relation: int = Field(1000, ge=1)
+    seed: int = 7
+    on_bad_record: Literal["raise", "skip"] = "raise"
+
+    @field_validator("relations")
+    @classmethod
+    def _known_relations(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        from tasks.questions.templates import load_templates
+
+        known = load_templates()
+        unknown = [r for r in value if r not in known]
+        if unknown:
+            raise ValueError(
+                f"unknown relation(s) {unknown}; expected ids with a question template: "
+                f"{sorted(known, key=lambda r: int(r[1:].split('_')[0]))}"
+            )
+        return value
+
+
+class BM25Config(Section):
+    """Pyserini BM25 (Lucene) retrieval."""
+
+    k1: float = 0.9
+    b: float = 0.4
+    threads: int = Field(2, ge=1)
+    top_k: int = Field(100, ge=1)
+    java_heap: str = "2g"
+    prebuilt_index: str | None = None
+
+
+class RetrievalConfig(Section):
+    """Retrieval and its evaluation."""
+
+    bm25: BM25Config = BM25Config()
+    ks: tuple[int, ...] = (1, 5, 20, 100)
+    headline_k: int = 20
+    has_answer_mode: Literal["string", "title_string", "title", "regex"] = "string"
+
+
+class Params(Section):
+    """The whole configuration: one section per flow."""
+
+    profile: Literal["smoke", "demo", "real"] = "demo"
+    paths: PathsConfig = PathsConfig()
+    sources: SourcesConfig = SourcesConfig()
+    demo_world: DemoWorldConfig = DemoWorldConfig()
+    entity_questions: EntityQuestionsConfig = EntityQuestionsConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
+
+    def raw_path(self, source_key: str) -> Path:
+        """Absolute-or-relative path of one raw source (``sources.<key>``)."""
+        value = getattr(self.sources, source_key)
+        path = Path(value)
+        return path if path.is_absolute() else self.paths.raw / path
+
+
+class ParamsError(ValueError):
+    """``params.yaml`` (or an override) is invalid; the message names the key."""
+
+
+def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _set_dotted(tree: dict[str, Any], dotted: str, value: Any) -> None:
+    node = tree
+    *parents, leaf = dotted.split(".")
+    for part in parents:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise ParamsError(f"override {dotted!r}: {part!r} is not a section")
+    node[leaf] = value
+
+
+def resolve_params(raw: dict[str, Any], profile: str | None = None,
+                   overrides: dict[str, Any] | None = None, source: str = "params") -> Params:
+    """Merge ``raw['profiles'][profile]`` and dotted ``overrides`` over the base; validate."""
+    raw = dict(raw or {})
+    profiles = raw.pop("profiles", {}) or {}
+    chosen = profile or raw.get("profile") or "demo"
+    if chosen not in PROFILES:
+        raise ParamsError(f"{source}: profile must be one of {PROFILES}, not {chosen!r}")
+    merged = _deep_merge(raw, profiles.get(chosen) or {})
+    merged["profile"] = chosen
+    for dotted, value in (overrides or {}).items():
+        _set_dotted(merged, dotted, value)
+    try:
+        return Params.model_validate(merged)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ParamsError(f"{source} (profile {chosen!r}): {problems}") from None
+
+
+def load_params(path: str | Path | None = None, profile: str | None = None,
+                overrides: dict[str, Any] | None = None) -> Params:
+    """Read ``params.yaml`` (or ``$QASTRESS_PARAMS``), apply the profile, validate.
+
+    ``profile`` defaults to ``$QASTRESS_PROFILE``, then the file's ``profile`` key, then demo.
+    A missing file gives the built-in defaults (the demo profile).
+    """
+    path = Path(path or os.environ.get("QASTRESS_PARAMS", DEFAULT_PARAMS_FILE))
+    profile = profile or os.environ.get("QASTRESS_PROFILE") or None
+    raw: dict[str, Any] = {}
+    if path.exists():
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise ParamsError(f"{path}: not valid YAML ({exc})") from None
+        if not isinstance(raw, dict):
+            raise ParamsError(f"{path}: expected a mapping of sections at the top level")
+    return resolve_params(raw, profile=profile, overrides=overrides, source=str(path))

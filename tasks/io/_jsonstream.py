@@ -1,0 +1,127 @@
+"""Shared JSON plumbing of the format modules: streamed JSON arrays and JSON-lines files.
+
+Private to :mod:`tasks.io`; the format modules build their validated records on top.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import ijson
+
+from tasks.io.atomic import atomic_write
+from tasks.io.errors import DataFormatError, SkipCounter, handle, preview
+
+_WHITESPACE = b" \t\r\n"
+_BOM = b"\xef\xbb\xbf"
+
+
+def _first_line(message: object) -> str:
+    text = str(message).strip()
+    return text.splitlines()[0] if text else type(message).__name__
+
+
+def _content_start(stream: IO[bytes]) -> tuple[int, bytes]:
+    """Offset of the first byte after a BOM and white space, and the bytes from there."""
+    offset = 0
+    chunk = stream.read(4096)
+    if chunk.startswith(_BOM):
+        chunk, offset = chunk[len(_BOM):], len(_BOM)
+    while chunk:
+        rest = chunk.lstrip(_WHITESPACE)
+        offset += len(chunk) - len(rest)
+        if rest:
+            return offset, rest
+        chunk = stream.read(4096)
+    return offset, b""
+
+
+def iter_json_array(path: str | Path, what: str = "a JSON array") -> Iterator[tuple[int, Any]]:
+    """Yield ``(index, item)`` for the items of the JSON array in ``path``, streamed with ijson.
+
+    Numbers come back as ``int`` or ``float``. A file that does not start with ``[`` raises
+    :class:`DataFormatError` (``what`` says what was expected); so does broken JSON, naming the
+    record index it happened in. Items before the break are yielded first.
+    """
+    with open(path, "rb") as stream:
+        start, head = _content_start(stream)
+        if not head.startswith(b"["):
+            got = "an empty file" if not head else f"a file starting with {preview(head[:40])}"
+            raise DataFormatError(path, "start of file", what, got)
+        stream.seek(start)
+        items = ijson.items(stream, "item", use_float=True)
+        index = -1
+        while True:
+            try:
+                item = next(items)
+            except StopIteration:
+                return
+            except ijson.JSONError as exc:
+                raise DataFormatError(path, f"record {index + 1}", f"well-formed JSON ({what})",
+                                      _first_line(exc)) from None
+            except UnicodeDecodeError as exc:
+                raise DataFormatError(path, f"record {index + 1}", "UTF-8 text",
+                                      f"{exc.reason} at byte {exc.start}") from None
+            index += 1
+            yield index, item
+
+
+def iter_jsonl(path: str | Path, on_error: str = "raise",
+               skips: SkipCounter | None = None) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line number, parsed value)`` for each non-blank line of a JSON-lines file.
+
+    Lines that are not valid JSON raise :class:`DataFormatError` naming the line, or are counted
+    in ``skips`` when ``on_error="skip"``. Blank lines are ignored.
+    """
+    with open(path, "rb") as stream:
+        for lineno, raw in enumerate(stream, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                error = DataFormatError(path, f"line {lineno}", "UTF-8 text",
+                                        f"{exc.reason} at byte {exc.start}")
+                handle(error, on_error, skips)
+                continue
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                handle(DataFormatError(path, f"line {lineno}", "one JSON value per line",
+                                       f"{exc.msg} at column {exc.colno} in {preview(line)}"),
+                       on_error, skips)
+                continue
+            yield lineno, value
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, non-ASCII kept as is."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def write_jsonl(path: str | Path, values: Iterable[Any]) -> Path:
+    """Atomically write one compact JSON value per line (UTF-8, ``\\n`` line ends)."""
+    with atomic_write(path, newline="\n") as stream:
+        for value in values:
+            stream.write(dumps(value) + "\n")
+    return Path(path)
+
+
+def write_json_array(path: str | Path, values: Iterable[Any]) -> Path:
+    """Atomically stream a JSON array out, one item per line (UTF-8, non-ASCII kept)."""
+    with atomic_write(path, newline="\n") as stream:
+        _stream_array(stream, values)
+    return Path(path)
+
+
+def _stream_array(stream: IO[str], values: Iterable[Any]) -> None:
+    stream.write("[")
+    first = True
+    for value in values:
+        stream.write("\n" if first else ",\n")
+        stream.write(dumps(value))
+        first = False
+    stream.write("\n]\n" if not first else "]\n")

@@ -1,0 +1,104 @@
+"""Atomic artifact writing and content fingerprints.
+
+Every artifact is first written to a temporary file in the same directory and then renamed
+into place (``os.replace`` is atomic on POSIX), so a crash leaves either the old file or
+nothing, never a truncated file that later looks complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+_CHUNK = 1 << 20
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8",
+                 newline: str | None = None) -> Iterator[IO[Any]]:
+    """Open a temporary sibling of ``path`` for writing; rename it onto ``path`` on success."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    binary = "b" in mode
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if binary else encoding,
+                       newline=None if binary else newline) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | Path) -> Iterator[Path]:
+    """Build a directory under a temporary name; move it onto ``path`` when the block succeeds.
+
+    An existing directory at ``path`` is replaced only after the new one is complete.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        yield tmp
+        if path.exists():
+            old = path.with_name(f".{path.name}.old")
+            _rmtree(old)
+            os.replace(path, old)
+            os.replace(tmp, path)
+            _rmtree(old)
+        else:
+            os.replace(tmp, path)
+    except BaseException:
+        _rmtree(tmp)
+        raise
+
+
+def _rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """Atomically write a text file."""
+    with atomic_write(path) as handle:
+        handle.write(text)
+    return Path(path)
+
+
+def write_json(path: str | Path, obj: Any, indent: int | None = None) -> Path:
+    """Atomically write JSON (UTF-8, non-ASCII kept as is, keys in insertion order)."""
+    with atomic_write(path) as handle:
+        json.dump(obj, handle, ensure_ascii=False, indent=indent)
+        if indent is not None:
+            handle.write("\n")
+    return Path(path)
+
+
+def file_fingerprint(path: str | Path) -> str:
+    """sha256 of a file's bytes, or of a directory's files (relative names and contents)."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    if path.is_dir():
+        for child in sorted(p for p in path.rglob("*") if p.is_file()):
+            rel = child.relative_to(path).as_posix()
+            if any(part.startswith(".") for part in Path(rel).parts):
+                continue
+            digest.update(rel.encode() + b"\0")
+            digest.update(file_fingerprint(child).encode())
+        return digest.hexdigest()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()

@@ -1,0 +1,147 @@
+"""Prefect plumbing shared by every flow: file-aware caching, result storage, task wrappers.
+
+Prefect's default ``INPUTS`` policy hashes a file argument by its *path*, so a task would be
+served from cache after the file changed. :class:`FileFingerprintPolicy` hashes the task's
+source and its inputs with every :class:`~pathlib.Path` replaced by the sha256 of its content
+(directories that carry a ``manifest.json`` with a ``fingerprint`` use that). Parameters that
+name a task's *outputs* are hashed by path only; when one of them no longer exists the cached
+record is dropped so the task runs again instead of returning a stale reference.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from prefect import task
+from prefect.cache_policies import TASK_SOURCE, CachePolicy
+from prefect.context import TaskRunContext
+from prefect.settings import (
+    PREFECT_LOCAL_STORAGE_PATH,
+    PREFECT_RESULTS_PERSIST_BY_DEFAULT,
+    temporary_settings,
+)
+from prefect.utilities.hashing import hash_objects
+from pydantic import BaseModel
+
+from tasks.io.atomic import file_fingerprint
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MISSING = "<missing>"
+_fingerprints: dict[tuple[str, int, int], str] = {}
+
+
+def path_fingerprint(path: Path) -> str:
+    """Content fingerprint of a file or artifact directory (memoised on size + mtime)."""
+    if not path.exists():
+        return MISSING
+    if path.is_dir():
+        manifest = path / "manifest.json"
+        if manifest.is_file():
+            with contextlib.suppress(ValueError, OSError):
+                recorded = json.loads(manifest.read_text(encoding="utf-8")).get("fingerprint")
+                if recorded:
+                    return str(recorded)
+        return file_fingerprint(path)
+    stat = path.stat()
+    memo_key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if memo_key not in _fingerprints:
+        _fingerprints[memo_key] = file_fingerprint(path)
+    return _fingerprints[memo_key]
+
+
+def stable_value(value: Any) -> Any:
+    """A hashable stand-in for a task input: paths become their content fingerprints."""
+    if isinstance(value, Path):
+        return {"path": str(value), "sha256": path_fingerprint(value)}
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {str(k): stable_value(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = [stable_value(v) for v in value]
+        return sorted(items, key=repr) if isinstance(value, set | frozenset) else items
+    return value
+
+
+def _outputs_present(value: Any) -> bool:
+    if isinstance(value, str | Path):
+        return Path(value).exists()
+    if isinstance(value, list | tuple):
+        return all(_outputs_present(v) for v in value)
+    return True
+
+
+@dataclass
+class FileFingerprintPolicy(CachePolicy):
+    """Cache key = task source + inputs, with file inputs hashed by content.
+
+    ``outputs`` names parameters that are paths the task writes: hashed by path, and when one is
+    missing the stored record for the key is removed so the task is recomputed.
+    """
+
+    outputs: tuple[str, ...] = field(default_factory=tuple)
+
+    def compute_key(self, task_ctx: TaskRunContext, inputs: dict[str, Any],
+                    flow_parameters: dict[str, Any], **kwargs: Any) -> str | None:
+        source = TASK_SOURCE.compute_key(task_ctx, inputs, flow_parameters, **kwargs)
+        hashed = {
+            name: (str(value) if name in self.outputs else stable_value(value))
+            for name, value in (inputs or {}).items()
+        }
+        key = hash_objects({"source": source, "inputs": hashed}, raise_on_failure=True)
+        if not all(_outputs_present(inputs.get(name)) for name in self.outputs):
+            _drop_record(key)
+        return key
+
+
+def _drop_record(key: str) -> None:
+    """Remove the stored cache record of ``key`` from the current local result storage."""
+    from prefect.results import get_default_result_storage, get_result_store
+
+    storage = get_result_store().result_storage or get_default_result_storage(_sync=True)
+    resolve = getattr(storage, "_resolve_path", None)
+    if resolve is None:  # not a local file system: nothing we can safely remove
+        return
+    Path(resolve(key)).unlink(missing_ok=True)
+
+
+def artifact_task(fn: F | None = None, *, outputs: Sequence[str] = (), name: str | None = None,
+                  retries: int = 0, **task_kwargs: Any) -> Any:
+    """Wrap a plain function as a cached, persisted Prefect task (the one line on top).
+
+    ``outputs`` lists the parameters that are output paths (see :class:`FileFingerprintPolicy`).
+    """
+
+    def wrap(func: F) -> Any:
+        return task(
+            func,
+            name=name or func.__name__.replace("_", " "),
+            cache_policy=FileFingerprintPolicy(outputs=tuple(outputs)),
+            persist_result=True,
+            retries=retries,
+            **task_kwargs,
+        )
+
+    return wrap(fn) if fn is not None else wrap
+
+
+@contextlib.contextmanager
+def run_settings(state_dir: Path) -> Iterator[None]:
+    """Persist task results (the cache) under ``state_dir/results`` for flows started inside.
+
+    Prefect fixes a flow run's result store when the run starts, so entry points (the CLI, DVC
+    stages, tests) wrap the flow *call* in this context rather than the flow body.
+    """
+    results = (Path(state_dir) / "results").resolve()
+    results.mkdir(parents=True, exist_ok=True)
+    with temporary_settings(updates={
+        PREFECT_LOCAL_STORAGE_PATH: results,
+        PREFECT_RESULTS_PERSIST_BY_DEFAULT: True,
+    }):
+        yield

@@ -1,0 +1,1 @@
+"""Tables, figures, reports and Prefect artifacts."""

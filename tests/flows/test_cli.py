@@ -1,0 +1,54 @@
+"""The `qastress` command: fast help (no heavy imports), params, override parsing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from flows.cli import app, parse_overrides
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+runner = CliRunner()
+
+
+def test_help_imports_no_heavy_library():
+    code = ("import sys, flows.cli; heavy = [m for m in ('prefect', 'torch', 'pyserini', "
+            "'flair', 'transformers', 'jnius') if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=PROJECT_ROOT, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["stage", "--help"],
+                                  ["data", "fetch", "--help"], ["params", "--help"]])
+def test_every_command_has_help(args):
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0
+    assert "Usage" in result.output
+
+
+def test_params_command_shows_resolved_profile():
+    result = runner.invoke(app, ["params", "--params", str(PROJECT_ROOT / "params.yaml"),
+                                 "--profile", "smoke", "--set", "retrieval.bm25.k1=1.5"])
+    assert result.exit_code == 0, result.output
+    assert "profile: smoke" in result.output
+    assert "k1: 1.5" in result.output
+
+
+def test_bad_params_exit_2_with_key():
+    result = runner.invoke(app, ["params", "--params", str(PROJECT_ROOT / "params.yaml"),
+                                 "--set", "retrieval.bm25.threads=0"])
+    assert result.exit_code == 2
+    assert "retrieval.bm25.threads" in result.output
+
+
+def test_parse_overrides():
+    assert parse_overrides(["a.b=1", "c=x", "d=[1, 2]"]) == {"a.b": 1, "c": "x", "d": [1, 2]}
+    with pytest.raises(typer.BadParameter):
+        parse_overrides(["novalue"])

@@ -1,0 +1,186 @@
+"""T-REx reader/writer: round trip, validation, skip mode, streaming."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from tasks.io.errors import DataFormatError, SkipCounter
+from tasks.io.trex import (
+    TrexEntity,
+    TrexTriple,
+    iter_trex_documents,
+    iter_trex_triples,
+    trex_document_to_dict,
+    write_trex_documents,
+)
+
+ENTITY = "http://www.wikidata.org/entity/"
+PROP = "http://www.wikidata.org/prop/direct/"
+
+
+def element(qid: str, start: int | None, end: int | None, form: str | None,
+            annotator: str = "Wikidata_Spotlight_Entity_Linker") -> dict:
+    return {"boundaries": None if start is None else [start, end], "surfaceform": form,
+            "uri": qid if qid.startswith("http") else ENTITY + qid, "annotator": annotator}
+
+
+def make_doc(qid: str = "Q72", title: str = "Zürich") -> dict:
+    text = f"{title} is a city in Switzerland. It hosts 東京 \"Club\"."
+    city_end = len(title)
+    ch = text.index("Switzerland")
+    return {
+        "docid": qid,
+        "uri": ENTITY + qid,
+        "title": title,
+        "text": text,
+        "words_boundaries": [[0, city_end], [city_end + 1, city_end + 3]],
+        "sentences_boundaries": [[0, ch + 12], [ch + 13, len(text)]],
+        "entities": [element(qid, 0, city_end, title),
+                     element("Q39", ch, ch + 11, "Switzerland")],
+        "triples": [
+            {
+                "sentence_id": 0,
+                "subject": element(qid, 0, city_end, title),
+                "predicate": element(PROP + "P17", None, None, None, "NoSubject-Triple-aligner"),
+                "object": element("Q39", ch, ch + 11, "Switzerland"),
+                "dependency_path": None,
+                "confidence": 1.0,
+                "annotator": "NoSubject-Triple-aligner",
+            },
+            {
+                "sentence_id": 0,
+                "subject": element(qid, 0, city_end, title),
+                "predicate": element(PROP + "P571", None, None, None),
+                "object": element("+1200-01-01T00:00:00Z^^http://www.w3.org/2001/XMLSchema"
+                                  "#dateTime", None, None, "1200"),
+                "dependency_path": "nsubj",
+                "confidence": 0.5,
+                "annotator": "Simple-Aligner",
+            },
+        ],
+    }
+
+
+def dump(path: Path, docs: list) -> Path:
+    path.write_text(json.dumps(docs, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_round_trip_dicts_and_dataclasses(tmp_path: Path) -> None:
+    docs = [make_doc("Q72", "Zürich"), make_doc("Q1490", "東京")]
+    src = dump(tmp_path / "re-nlg_0-10.json", docs)
+    read = list(iter_trex_documents(src))
+    assert [d.docid for d in read] == ["Q72", "Q1490"]
+    assert read[1].title == "東京" and '"Club"' in read[1].text
+    assert [trex_document_to_dict(d) for d in read] == docs
+    out = write_trex_documents(tmp_path / "out.json", read)
+    assert json.loads(out.read_text(encoding="utf-8")) == docs
+    assert "東京" in out.read_text(encoding="utf-8")  # ensure_ascii=False
+    again = write_trex_documents(tmp_path / "dicts.json", docs)
+    assert list(iter_trex_documents(again)) == read
+
+
+def test_triple_properties() -> None:
+    triple = TrexTriple(
+        0, TrexEntity(ENTITY + "Q72", "Zürich", (0, 6), "a"),
+        TrexEntity(PROP + "P17", None, None, "a"), TrexEntity(ENTITY + "Q39", "CH", (1, 2), "a"),
+        1.0, "a")
+    assert (triple.relation, triple.subject_id, triple.object_id) == ("P17", "Q72", "Q39")
+    bad = TrexTriple(0, triple.subject, TrexEntity("http://example.org/prop/P17", None, None, None),
+                     triple.object, None, None)
+    with pytest.raises(DataFormatError, match=r"Wikidata property URI"):
+        _ = bad.relation
+    literal = TrexTriple(0, triple.subject, triple.predicate,
+                         TrexEntity("+1200^^http://www.w3.org/2001/XMLSchema#dateTime",
+                                    "1200", None, None), None, None)
+    with pytest.raises(DataFormatError, match=r"Wikidata item URI"):
+        _ = literal.object_id
+    with pytest.raises(AttributeError):
+        triple.confidence = 0.5  # type: ignore[misc]  # frozen
+
+
+def test_iter_triples_filters_relations_and_literals(tmp_path: Path) -> None:
+    a = dump(tmp_path / "a.json", [make_doc("Q72")])
+    b = dump(tmp_path / "b.json", [make_doc("Q64", "Berlin")])
+    skips = SkipCounter("trex")
+    pairs = list(iter_trex_triples([a, b], skips=skips))
+    assert [(d.docid, t.relation, t.object_id) for d, t in pairs] == [
+        ("Q72", "P17", "Q39"), ("Q64", "P17", "Q39")]
+    assert skips.total == 2  # the two date-valued P571 triples, counted not dropped silently
+    assert list(iter_trex_triples(str(a), relations={"P19"})) == []
+    all_pairs = list(iter_trex_triples(a, items_only=False))
+    assert [t.relation for _, t in all_pairs] == ["P17", "P571"]
+
+
+@pytest.mark.parametrize(("mutate", "pattern"), [
+    (lambda d: d.pop("triples"), r"document 1 \(docid 'Q2'\): expected a document with 'uri', "
+                                 r"'text' and 'triples'; got no 'triples'"),
+    (lambda d: d.pop("text"), r"document 1 \(docid 'Q2'\).*got no 'text'"),
+    (lambda d: d.pop("uri"), r"document 1 \(docid 'Q2'\).*got no 'uri'"),
+    (lambda d: d["triples"][0]["predicate"].update(uri="http://dbpedia.org/ontology/birth"),
+     r"document 1 \(docid 'Q2'\), triples\[0\]\.predicate\.uri: expected a Wikidata property "
+     r"URI http://www\.wikidata\.org/prop/direct/P<digits>"),
+    (lambda d: d["entities"][1].update(boundaries=[10, 500]),
+     r"document 1 \(docid 'Q2'\), entities\[1\]\.boundaries: expected boundaries inside the "
+     r"text \(0\.\.\d+\); got \[10, 500\]"),
+    (lambda d: d["words_boundaries"].append([5, 3]),
+     r"document 1 \(docid 'Q2'\), words_boundaries\[2\]: expected boundaries with "
+     r"start <= end; got \[5, 3\]"),
+    (lambda d: d["triples"][0]["object"].update(boundaries=[-1, 2]),
+     r"document 1 \(docid 'Q2'\), triples\[0\]\.object\.boundaries: expected boundaries "
+     r"inside the text"),
+])
+def test_malformed_documents(tmp_path: Path, mutate, pattern: str) -> None:
+    bad = make_doc("Q2", "Paris")
+    mutate(bad)
+    path = dump(tmp_path / "re-nlg_bad.json", [make_doc("Q1"), bad, make_doc("Q3")])
+    with pytest.raises(DataFormatError, match=r"re-nlg_bad\.json, " + pattern):
+        list(iter_trex_documents(path))
+    skips = SkipCounter("trex")
+    kept = list(iter_trex_documents(path, on_error="skip", skips=skips))
+    assert [d.docid for d in kept] == ["Q1", "Q3"]
+    assert skips.total == 1 and "re-nlg_bad.json" in skips.examples[0]
+
+
+def test_not_a_json_array(tmp_path: Path) -> None:
+    path = tmp_path / "re-nlg_obj.json"
+    path.write_text(json.dumps({"docid": "Q1"}), encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"re-nlg_obj\.json, start of file: expected a JSON "
+                                              r"array of T-REx documents; got a file starting"):
+        list(iter_trex_documents(path))
+    empty = tmp_path / "empty.json"
+    empty.write_text("  \n", encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"got an empty file"):
+        list(iter_trex_documents(empty, on_error="skip", skips=SkipCounter("x")))
+
+
+def test_streaming_yields_before_malformed_tail(tmp_path: Path) -> None:
+    docs = [make_doc(f"Q{i}", f"City {i}") for i in range(1, 401)]
+    body = json.dumps(docs, ensure_ascii=False)
+    path = tmp_path / "re-nlg_big.json"
+    path.write_text(body[:-1] + ', {"docid": "Q999", "text": "trunc', encoding="utf-8")
+    stream = iter_trex_documents(path)
+    first = next(stream)  # available without the (broken) rest of the file
+    assert first.docid == "Q1"
+    seen = [first.docid]
+    with pytest.raises(DataFormatError, match=r"re-nlg_big\.json, record 400: expected "
+                                              r"well-formed JSON"):
+        for document in stream:
+            seen.append(document.docid)
+    assert len(seen) == 400
+
+
+def test_utf16_offsets_are_accepted(tmp_path: Path) -> None:
+    doc = make_doc("Q5", "Gothic 𐌰")
+    # Java-style offsets count the astral character as two code units.
+    doc["words_boundaries"].append([0, len(doc["text"]) + 1])
+    path = dump(tmp_path / "astral.json", [doc])
+    assert next(iter_trex_documents(path)).words_boundaries[-1] == (0, len(doc["text"]) + 1)
+    doc2 = copy.deepcopy(doc)
+    doc2["words_boundaries"][-1] = [0, len(doc["text"]) + 2]
+    with pytest.raises(DataFormatError, match="inside the text"):
+        list(iter_trex_documents(dump(tmp_path / "astral2.json", [doc2])))

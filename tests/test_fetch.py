@@ -1,0 +1,419 @@
+"""Downloads, extraction and the source registry, against a loopback HTTP server only."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import re
+import tarfile
+import threading
+import zipfile
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tasks import fetch
+from tasks.fetch import (
+    ChecksumMismatch,
+    DownloadError,
+    UnsafeArchiveMember,
+    download,
+    fetch_source,
+    list_sources,
+    rebase_url,
+    safe_extract,
+)
+from tasks.fetch_sources import SOURCES, RemoteFile, Source, UnknownSource, get_source
+
+PAYLOAD = bytes(range(256)) * 400  # 102,400 bytes
+PAYLOAD_SHA = hashlib.sha256(PAYLOAD).hexdigest()
+
+
+# --- a loopback HTTP server with Range support ----------------------------------------------
+
+class FileServer:
+    """Serves ``files`` (path -> bytes); records every request; can misbehave on purpose."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.requests: list[tuple[str, dict[str, str]]] = []
+        self.fail: dict[str, int] = {}  # path -> number of 500 answers still to give
+        self.ignore_range: set[str] = set()
+        self.drop_after: dict[str, int] = {}  # path -> bytes sent before hanging up (once)
+        self.base = ""
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    def hits(self, path: str) -> list[dict[str, str]]:
+        return [headers for seen, headers in self.requests if seen == path]
+
+
+def _handler(state: FileServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:  # keep test output clean
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            path = self.path
+            state.requests.append((path, dict(self.headers.items())))
+            if state.fail.get(path, 0) > 0:
+                state.fail[path] -= 1
+                self.send_error(500, "planned failure")
+                return
+            if path not in state.files:
+                self.send_error(404, "no such file")
+                return
+            data = state.files[path]
+            start = 0
+            match = re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range", ""))
+            if match and path not in state.ignore_range:
+                start = int(match.group(1))
+                if start >= len(data):
+                    self.send_response(416)
+                    self.send_header("Content-Range", f"bytes */{len(data)}")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                self.send_response(206)
+                self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+            else:
+                self.send_response(200)
+            body = data[start:]
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if path in state.drop_after:
+                self.wfile.write(body[: state.drop_after.pop(path)])
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            self.wfile.write(body)
+
+    return Handler
+
+
+@pytest.fixture
+def server():
+    state = FileServer()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    httpd.daemon_threads = True
+    state.base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+# --- archive builders -----------------------------------------------------------------------
+
+def make_zip(path: Path, members: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return path
+
+
+def make_tar(path: Path, members: list[tuple[str, bytes | None, str | None]]) -> Path:
+    """``(name, data, symlink_target)``: data None and a target make a symlink."""
+    with tarfile.open(path, "w:gz") as tf:
+        for name, data, link in members:
+            info = tarfile.TarInfo(name)
+            if link is not None:
+                info.type = tarfile.SYMTYPE
+                info.linkname = link
+                tf.addfile(info)
+            else:
+                info.size = len(data or b"")
+                tf.addfile(info, io.BytesIO(data or b""))
+    return path
+
+
+def files_under(path: Path) -> list[str]:
+    return sorted(p.relative_to(path).as_posix() for p in path.rglob("*")) if path.exists() else []
+
+
+# --- download -------------------------------------------------------------------------------
+
+def test_download_with_checksum(server, tmp_path, capsys):
+    server.files["/data/file.bin"] = PAYLOAD
+    dest = tmp_path / "out" / "file.bin"
+    got = download(server.url("/data/file.bin"), dest, sha256=PAYLOAD_SHA.upper(),
+                   progress="always")
+    assert got == dest and dest.read_bytes() == PAYLOAD
+    assert not dest.with_name("file.bin.part").exists()
+    assert PAYLOAD_SHA in capsys.readouterr().err
+    assert server.hits("/data/file.bin")[0]["User-Agent"].startswith("qastress-fetch")
+
+
+def test_unpinned_download_prints_sha256(server, tmp_path, capsys):
+    server.files["/f"] = b"hello"
+    download(server.url("/f"), tmp_path / "f", progress=False)
+    assert hashlib.sha256(b"hello").hexdigest() in capsys.readouterr().err
+
+
+def test_checksum_mismatch_leaves_nothing(server, tmp_path):
+    server.files["/file.bin"] = PAYLOAD
+    dest = tmp_path / "file.bin"
+    with pytest.raises(ChecksumMismatch) as info:
+        download(server.url("/file.bin"), dest, sha256="0" * 64, progress=False)
+    message = str(info.value)
+    assert "file.bin" in message and "0" * 64 in message and PAYLOAD_SHA in message
+    assert not dest.exists()
+    assert not dest.with_name("file.bin.part").exists()
+
+
+def test_resume_sends_range(server, tmp_path):
+    server.files["/file.bin"] = PAYLOAD
+    dest = tmp_path / "file.bin"
+    dest.with_name("file.bin.part").write_bytes(PAYLOAD[:1000])
+    download(server.url("/file.bin"), dest, sha256=PAYLOAD_SHA, progress=False)
+    assert dest.read_bytes() == PAYLOAD
+    assert [h.get("Range") for h in server.hits("/file.bin")] == ["bytes=1000-"]
+
+
+def test_server_ignoring_range_restarts(server, tmp_path):
+    server.files["/file.bin"] = PAYLOAD
+    server.ignore_range.add("/file.bin")
+    dest = tmp_path / "file.bin"
+    dest.with_name("file.bin.part").write_bytes(PAYLOAD[:1000])
+    download(server.url("/file.bin"), dest, sha256=PAYLOAD_SHA, progress=False)
+    assert dest.read_bytes() == PAYLOAD
+    assert server.hits("/file.bin")[0]["Range"] == "bytes=1000-"
+
+
+def test_complete_part_file_is_accepted(server, tmp_path):
+    server.files["/file.bin"] = PAYLOAD
+    dest = tmp_path / "file.bin"
+    dest.with_name("file.bin.part").write_bytes(PAYLOAD)  # server answers 416
+    download(server.url("/file.bin"), dest, sha256=PAYLOAD_SHA, progress=False)
+    assert dest.read_bytes() == PAYLOAD
+
+
+def test_404_fails_without_retry(server, tmp_path):
+    with pytest.raises(DownloadError) as info:
+        download(server.url("/missing.bin"), tmp_path / "m.bin", progress=False, backoff=0.01)
+    assert info.value.status == 404
+    assert "404" in str(info.value) and "/missing.bin" in str(info.value)
+    assert len(server.hits("/missing.bin")) == 1
+    assert not (tmp_path / "m.bin").exists()
+
+
+def test_500_is_retried(server, tmp_path):
+    server.files["/flaky.bin"] = PAYLOAD
+    server.fail["/flaky.bin"] = 1
+    download(server.url("/flaky.bin"), tmp_path / "f.bin", sha256=PAYLOAD_SHA, progress=False,
+             backoff=0.01)
+    assert (tmp_path / "f.bin").read_bytes() == PAYLOAD
+    assert len(server.hits("/flaky.bin")) == 2
+
+
+def test_persistent_500_gives_up(server, tmp_path):
+    server.files["/down.bin"] = PAYLOAD
+    server.fail["/down.bin"] = 10
+    with pytest.raises(DownloadError, match="gave up after 3 attempt"):
+        download(server.url("/down.bin"), tmp_path / "d.bin", retries=2, progress=False,
+                 backoff=0.01)
+    assert len(server.hits("/down.bin")) == 3
+
+
+def test_dropped_connection_resumes(server, tmp_path):
+    server.files["/big.bin"] = PAYLOAD
+    server.drop_after["/big.bin"] = 30_000
+    dest = tmp_path / "big.bin"
+    download(server.url("/big.bin"), dest, sha256=PAYLOAD_SHA, progress=False, backoff=0.01)
+    assert dest.read_bytes() == PAYLOAD
+    assert [h.get("Range") for h in server.hits("/big.bin")] == [None, "bytes=30000-"]
+
+
+def test_existing_dest_not_downloaded_again(server, tmp_path):
+    dest = tmp_path / "file.bin"
+    dest.write_bytes(PAYLOAD)
+    download(server.url("/file.bin"), dest, sha256=PAYLOAD_SHA, progress=False)
+    download(server.url("/file.bin"), dest, progress=False)
+    assert server.requests == []
+
+
+def test_existing_dest_with_wrong_checksum_is_replaced(server, tmp_path):
+    server.files["/file.bin"] = PAYLOAD
+    dest = tmp_path / "file.bin"
+    dest.write_bytes(b"stale")
+    download(server.url("/file.bin"), dest, sha256=PAYLOAD_SHA, progress=False)
+    assert dest.read_bytes() == PAYLOAD
+
+
+# --- extraction -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("member", ["../evil.txt", "sub/../../evil.txt", "/abs_evil.txt",
+                                    "C:/evil.txt"])
+def test_zip_unsafe_member_refused(tmp_path, member):
+    archive = make_zip(tmp_path / "bad.zip", {"ok.txt": b"fine", member: b"evil"})
+    target = tmp_path / "out"
+    with pytest.raises(UnsafeArchiveMember) as info:
+        safe_extract(archive, target)
+    assert "bad.zip" in str(info.value) and member in str(info.value)
+    assert files_under(target) == []
+    assert not (tmp_path / "evil.txt").exists()
+
+
+def test_tar_absolute_member_refused(tmp_path):
+    archive = make_tar(tmp_path / "abs.tar.gz", [("ok.txt", b"x", None),
+                                                 ("/tmp/qastress-evil.txt", b"x", None)])
+    with pytest.raises(UnsafeArchiveMember, match="absolute path"):
+        safe_extract(archive, tmp_path / "out")
+    assert files_under(tmp_path / "out") == []
+
+
+@pytest.mark.parametrize("members", [
+    [("link", None, "../../outside"), ("link/evil.txt", b"x", None)],
+    [("link", None, "/etc"), ("ok.txt", b"x", None)],
+    # each link looks harmless alone; together l1 resolves to the parent of the target
+    [("l2", None, "."), ("l1", None, "l2/.."), ("l1/evil.txt", b"x", None)],
+])
+def test_tar_symlink_escape_refused(tmp_path, members):
+    archive = make_tar(tmp_path / "links.tar.gz", [("ok/a.txt", b"x", None), *members])
+    with pytest.raises(UnsafeArchiveMember) as info:
+        safe_extract(archive, tmp_path / "out")
+    assert "links.tar.gz" in str(info.value)
+    assert files_under(tmp_path / "out") == []
+    assert not (tmp_path / "evil.txt").exists()
+
+
+def test_zip_extracted(tmp_path):
+    archive = make_zip(tmp_path / "good.zip", {"dataset/train/P19.json": b"[1]",
+                                               "dataset/dev/P19.json": b"[2]", "top.txt": b"t"})
+    target = tmp_path / "out"
+    (target / "dataset").mkdir(parents=True)
+    (target / "dataset" / "stale.json").write_text("old")
+    (target / "keep.txt").write_text("untouched")
+    outputs = safe_extract(archive, target)
+    assert sorted(p.name for p in outputs) == ["dataset", "top.txt"]
+    assert (target / "dataset" / "train" / "P19.json").read_bytes() == b"[1]"
+    assert not (target / "dataset" / "stale.json").exists()  # replaced as a whole
+    assert (target / "keep.txt").read_text() == "untouched"
+    assert not [p for p in target.iterdir() if p.name.startswith(".")]
+
+
+def test_tar_with_inner_symlink_and_strip(tmp_path):
+    archive = make_tar(tmp_path / "pkg-1.0.tar.gz", [
+        ("pkg-1.0/data/a.txt", b"alpha", None),
+        ("pkg-1.0/latest.txt", None, "data/a.txt"),
+    ])
+    outputs = safe_extract(archive, tmp_path / "out", strip_components=1)
+    assert sorted(p.name for p in outputs) == ["data", "latest.txt"]
+    assert (tmp_path / "out" / "latest.txt").read_bytes() == b"alpha"
+
+
+def test_gz_single_file(tmp_path):
+    archive = tmp_path / "psgs.tsv.gz"
+    archive.write_bytes(gzip.compress(b"id\ttext\ttitle\n"))
+    assert safe_extract(archive, tmp_path / "out") == [tmp_path / "out" / "psgs.tsv"]
+    assert (tmp_path / "out" / "psgs.tsv").read_bytes() == b"id\ttext\ttitle\n"
+
+
+# --- sources --------------------------------------------------------------------------------
+
+def test_fetch_source_end_to_end(server, tmp_path, monkeypatch):
+    server.files["/files/plain.txt"] = b"plain"
+    zbuf = io.BytesIO()
+    with zipfile.ZipFile(zbuf, "w") as zf:
+        zf.writestr("dataset/test/P19.test.json", b"[]")
+    server.files["/files/set.zip"] = zbuf.getvalue()
+    server.files["/files/table.tsv.gz"] = gzip.compress(b"a\tb\n")
+    tar_path = make_tar(tmp_path / "t.tar.gz", [("corpus-1.0/word_alignments.txt", b"q\tq\t0-0",
+                                                 None)])
+    server.files["/files/corpus.tar.gz"] = tar_path.read_bytes()
+    fake = Source(name="fake", description="test source", dir="fakedir", files=(
+        RemoteFile(url="https://example.invalid/files/plain.txt", dest="plain.txt",
+                   sha256=hashlib.sha256(b"plain").hexdigest()),
+        RemoteFile(url="https://example.invalid/files/set.zip", dest="set.zip", extract="zip"),
+        RemoteFile(url="https://example.invalid/files/table.tsv.gz", dest="table.tsv.gz",
+                   extract="gz"),
+        RemoteFile(url="https://example.invalid/files/corpus.tar.gz", dest="corpus.tar.gz",
+                   extract="tar", strip_components=1),
+    ))
+    monkeypatch.setitem(SOURCES, "fake", fake)
+    root = tmp_path / "data"
+    out = root / "raw" / "fakedir"
+    paths = fetch_source("fake", root, base_url=server.base, progress=False)
+    assert paths == [out / "plain.txt", out / "dataset", out / "table.tsv",
+                     out / "word_alignments.txt"]
+    assert (out / "dataset" / "test" / "P19.test.json").read_bytes() == b"[]"
+    assert (out / "table.tsv").read_bytes() == b"a\tb\n"
+    assert (out / "word_alignments.txt").read_bytes() == b"q\tq\t0-0"
+    served = len(server.requests)
+    assert served == 4
+
+    # everything is in place: nothing is fetched again, same answer
+    assert fetch_source("fake", root, base_url=server.base, progress=False) == paths
+    assert len(server.requests) == served
+
+    # archives may be dropped after unpacking; the marker still prevents a re-download
+    (out / "table.tsv").unlink()
+    paths = fetch_source("fake", root, base_url=server.base, only=["table.tsv"],
+                         progress=False, keep_archives=False)
+    assert paths == [out / "table.tsv"] and not (out / "table.tsv.gz").exists()
+    assert len(server.requests) == served  # the .gz was still there: not downloaded again
+    with pytest.raises(ValueError, match="no file"):
+        fetch_source("fake", root, only=["nope.txt"], progress=False)
+
+
+def test_unknown_source_lists_known_ones(tmp_path):
+    with pytest.raises(UnknownSource) as info:
+        fetch_source("no-such-source", tmp_path)
+    for name in ("entityquestions", "squad", "nq", "ppdb"):
+        assert name in str(info.value)
+
+
+def test_rebase_url():
+    url = "https://dl.fbaipublicfiles.com/dpr/data/retriever/nq-test.qa.csv"
+    assert rebase_url(url, "http://127.0.0.1:8000") == \
+        "http://127.0.0.1:8000/dpr/data/retriever/nq-test.qa.csv"
+    assert rebase_url(url, "http://mirror/pre/") == "http://mirror/pre/dpr/data/retriever/nq-test.qa.csv"
+    assert rebase_url(url, None) == url
+
+
+def test_registry_contents():
+    listing = {entry["name"]: entry for entry in list_sources()}
+    assert {"entityquestions", "squad", "paraphrasing-squad", "ppdb", "dpr-wikipedia", "nq",
+            "trex", "quora", "wikianswers"} <= set(listing)
+    for entry in listing.values():
+        dests = [f["dest"] for f in entry["files"]]
+        assert len(dests) == len(set(dests)), entry["name"]
+        for item in entry["files"]:
+            assert re.match(r"https?://[^/]+/", item["url"]), item
+            assert not Path(item["dest"]).is_absolute() and ".." not in Path(item["dest"]).parts
+            assert item["sha256"] is None or re.fullmatch(r"[0-9a-f]{64}", item["sha256"])
+            assert item["extract"] is None or fetch.archive_kind(item["dest"]) is not None
+
+
+def test_registry_matches_config_defaults():
+    from tasks.config import SourcesConfig
+
+    produced = set()
+    for source in SOURCES.values():
+        for remote in source.resolve_files():
+            name = remote.dest[:-3] if remote.extract == "gz" else remote.dest
+            produced.add(f"{source.dir}/{name}")
+    config = SourcesConfig()
+    for key in ("squad_train", "squad_dev", "passages", "nq_train", "nq_dev", "ppdb", "quora"):
+        assert getattr(config, key) in produced, key
+
+
+def test_ppdb_options():
+    ppdb = get_source("ppdb")
+    files = ppdb.resolve_files({"size": "xl", "packs": "lexical,phrasal"})
+    assert [f.url for f in files] == [
+        "http://nlpgrid.seas.upenn.edu/PPDB/eng/ppdb-2.0-xl-lexical.gz",
+        "http://nlpgrid.seas.upenn.edu/PPDB/eng/ppdb-2.0-xl-phrasal.gz",
+    ]
+    with pytest.raises(ValueError, match="size"):
+        ppdb.resolve_files({"size": "huge"})
+    with pytest.raises(ValueError, match="no option"):
+        ppdb.resolve_files({"colour": "red"})
