@@ -1,0 +1,167 @@
+"""Generate the whole demo world and write it, file by file, in the real formats."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from tasks.config import DemoWorldConfig, SourcesConfig
+from tasks.demo.articles import Article, ArticleWriter
+from tasks.demo.kb import Entity, World, build_world
+from tasks.demo.lexical import BM25
+from tasks.demo.nq import build_nq
+from tasks.demo.paraphrase_resources import build_ppdb, build_quora, build_wikianswers
+from tasks.demo.passages import PassageRecord, split_articles
+from tasks.demo.rng import stream
+from tasks.demo.squad import build_squad_sets
+from tasks.demo.trex import trex_chunks
+from tasks.io.dpr import write_dpr_examples, write_qa_csv
+from tasks.io.entity_labels import EntityLabel, write_entity_labels
+from tasks.io.hyperlinks import write_hyperlink_counts
+from tasks.io.passages import Passage, write_passages
+from tasks.io.ppdb import write_ppdb_rules
+from tasks.io.quora import write_quora_pairs
+from tasks.io.squad import write_squad
+from tasks.io.trex import write_trex_documents
+from tasks.io.wikianswers import write_wikianswers_pairs
+
+log = logging.getLogger(__name__)
+
+#: Where each output goes, relative to the raw root (the defaults of ``SourcesConfig``).
+_SOURCES = SourcesConfig()
+TREX_DIR = Path(_SOURCES.trex).parent
+NQ_TEST = Path(_SOURCES.nq_train).parent / "nq-test.qa.csv"
+_NEWS_TOPICS = {
+    "music": lambda e: (e.cls == "person" and e.attrs.get("role") == "musician")
+    or e.kind in ("band", "album", "song"),
+    "literature": lambda e: (e.cls == "person" and e.attrs.get("role") == "writer")
+    or e.kind == "book",
+    "sports": lambda e: e.cls == "person" and e.attrs.get("role") == "athlete",
+    "business": lambda e: (e.cls == "person" and e.attrs.get("role") == "entrepreneur")
+    or e.kind in ("company", "product"),
+    "art": lambda e: (e.cls == "person" and e.attrs.get("role") == "artist")
+    or e.kind in ("painting", "character", "game"),
+    "science": lambda e: e.cls == "person" and e.attrs.get("role") == "scientist",
+    "politics": lambda e: e.cls == "person" and e.attrs.get("role") == "politician",
+}
+
+
+def _active(e: Entity, year: int) -> bool:
+    """Whether ``e`` could be in the news in ``year``."""
+    a = e.attrs
+    if e.cls == "person":
+        return a["birth_year"] + 18 <= year <= a.get("death_year", 2023)
+    start = a.get("year", a.get("inception", 1800))
+    return start <= year
+
+
+def write_articles(world: World, config: DemoWorldConfig) -> list[Article]:
+    """Subject articles, then city and news co-mention pages (one passage each)."""
+    writer = ArticleWriter(world, stream(config.seed, "prose"))
+    articles = [writer.subject_article(e) for e in world.subjects()]
+    rng = stream(config.seed, "comention")
+    n_city = config.n_comention_passages // 4
+    indegree: dict[str, int] = {}
+    for fact in world.facts:
+        if world.entities[fact.object].kind == "city":
+            indegree[fact.object] = indegree.get(fact.object, 0) + 1
+    cities = sorted(indegree, key=lambda c: (-indegree[c], c))[:n_city]
+    for city in cities:
+        articles.append(writer.city_article(world.entities[city], config.passage_words))
+    subjects = world.subjects()
+    topics = sorted(_NEWS_TOPICS)
+    by_topic = {topic: [e for e in subjects if _NEWS_TOPICS[topic](e)] for topic in topics}
+    people = [e for e in subjects if e.cls == "person"]
+    titles: set[str] = set()
+    for _ in range(config.n_comention_passages - len(cities)):
+        for _attempt in range(20):
+            year = rng.randint(1950, 2022)
+            if rng.random() < 0.35:
+                homes = [e for e in people if _active(e, year)]
+                if not homes:
+                    continue
+                code = rng.choice(homes).attrs["home_id"]
+                title = f"{year} in {world.label(code)}"
+                candidates = [e for e in homes if e.attrs["home_id"] == code]
+            else:
+                topic = rng.choice(topics)
+                title = f"{year} in {topic}"
+                candidates = [e for e in by_topic[topic] if _active(e, year)]
+            if candidates and title not in titles:
+                titles.add(title)
+                articles.append(writer.news_article(title, candidates, config.passage_words))
+                break
+    return articles
+
+
+def generate_demo_world(config: DemoWorldConfig, raw_root: Path) -> dict[str, int]:
+    """Write every raw input of the demo world under ``raw_root``; return records per file.
+
+    Deterministic: the same seed and sizes give byte-identical files. Paths follow the defaults
+    of :class:`tasks.config.SourcesConfig` (T-REx as ``trex/re-nlg_<start>-<end>.json``).
+    """
+    raw_root = Path(raw_root)
+    seed = config.seed
+    world = build_world(config)
+    articles = write_articles(world, config)
+    passages = split_articles(articles, config.passage_words, stream(seed, "passages"))
+    counts: dict[str, int] = {}
+
+    # T-REx (stale chunks of an earlier, bigger world would be globbed too: remove them)
+    trex_dir = raw_root / TREX_DIR
+    written = []
+    for name, documents in trex_chunks(articles, config.trex_docs_per_file):
+        write_trex_documents(trex_dir / name, documents)
+        counts[(TREX_DIR / name).as_posix()] = len(documents)
+        written.append(name)
+    for stale in sorted(trex_dir.glob("re-nlg_*.json")):
+        if stale.name not in written:
+            stale.unlink()
+
+    entities = [EntityLabel(e.id, e.label, tuple(e.aliases), e.type, e.description or None)
+                for e in world.entities.values()]
+    write_entity_labels(raw_root / _SOURCES.entity_labels, entities)
+    counts[_SOURCES.entity_labels] = len(entities)
+    write_hyperlink_counts(raw_root / _SOURCES.hyperlink_counts,
+                           {e.id: e.count for e in world.entities.values()})
+    counts[_SOURCES.hyperlink_counts] = len(world.entities)
+    counts[_SOURCES.passages] = write_passages(
+        raw_root / _SOURCES.passages, (Passage(str(p.id), p.text, p.title) for p in passages))
+
+    bm25 = BM25([f"{p.title} {p.text}" for p in passages])
+    train, dev, test = build_nq(world, passages,
+                                (config.n_nq_train, config.n_nq_dev, config.n_nq_test),
+                                stream(seed, "nq"), bm25)
+    write_dpr_examples(raw_root / _SOURCES.nq_train, train)
+    write_dpr_examples(raw_root / _SOURCES.nq_dev, dev)
+    write_qa_csv(raw_root / NQ_TEST, test)
+    counts[_SOURCES.nq_train], counts[_SOURCES.nq_dev] = len(train), len(dev)
+    counts[NQ_TEST.as_posix()] = len(test)
+
+    squad_train, squad_dev = build_squad_sets(world, passages, config.n_squad_train,
+                                              config.n_squad_dev, stream(seed, "squad"), seed)
+    write_squad(raw_root / _SOURCES.squad_train, squad_train)
+    write_squad(raw_root / _SOURCES.squad_dev, squad_dev)
+    counts[_SOURCES.squad_train] = _n_questions(squad_train)
+    counts[_SOURCES.squad_dev] = _n_questions(squad_dev)
+
+    rules = build_ppdb()
+    write_ppdb_rules(raw_root / _SOURCES.ppdb, rules)
+    counts[_SOURCES.ppdb] = len(rules)
+    quora = build_quora(world, config.n_quora_pairs, stream(seed, "quora"))
+    write_quora_pairs(raw_root / _SOURCES.quora, quora)
+    counts[_SOURCES.quora] = len(quora)
+    wikianswers = build_wikianswers(world, config.n_wikianswers_pairs,
+                                    stream(seed, "wikianswers"), rules)
+    write_wikianswers_pairs(raw_root / _SOURCES.wikianswers, wikianswers)
+    counts[_SOURCES.wikianswers] = len(wikianswers)
+    log.info("demo world (seed %d): %d entities, %d facts, %d passages", seed,
+             len(world.entities), len(world.facts), len(passages))
+    return counts
+
+
+def _n_questions(raw: dict) -> int:
+    return sum(len(p["qas"]) for a in raw["data"] for p in a["paragraphs"])
+
+
+__all__ = ["PassageRecord", "generate_demo_world", "write_articles"]

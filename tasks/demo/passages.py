@@ -1,0 +1,77 @@
+"""Cutting articles into DPR-style passages of (at most) 100 words.
+
+DPR split each Wikipedia article into consecutive blocks of 100 words, the last block of an
+article being shorter; passages keep the article title and get integer ids from 1. The articles
+are shuffled first so that ids say nothing about popularity or kind. Each passage remembers the
+mentions, facts and values that lie wholly inside it, with offsets into the passage text.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from tasks.demo.articles import Article
+from tasks.demo.kb import Fact
+from tasks.demo.prose import Mention
+
+
+@dataclass
+class PassageRecord:
+    """One passage with what it states (offsets into ``text``)."""
+
+    id: int
+    title: str
+    text: str
+    article: Article
+    start: int
+    end: int
+    mentions: list[Mention] = field(default_factory=list)
+    facts: list[tuple[Fact, Mention, Mention]] = field(default_factory=list)
+    values: list[tuple[str, str, int, int]] = field(default_factory=list)
+
+
+def _word_spans(text: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for word in text.split(" "):
+        spans.append((start, start + len(word)))
+        start += len(word) + 1
+    return spans
+
+
+def split_articles(articles: list[Article], passage_words: int,
+                   rng: random.Random) -> list[PassageRecord]:
+    """Passages of all ``articles`` (shuffled), ids from 1."""
+    order = list(articles)
+    rng.shuffle(order)
+    passages: list[PassageRecord] = []
+    for article in order:
+        spans = _word_spans(article.text)
+        for first in range(0, len(spans), passage_words):
+            window = spans[first:first + passage_words]
+            start, end = window[0][0], window[-1][1]
+            record = PassageRecord(len(passages) + 1, article.title, article.text[start:end],
+                                   article, start, end)
+            _collect(record)
+            passages.append(record)
+    return passages
+
+
+def _collect(record: PassageRecord) -> None:
+    start, end = record.start, record.end
+
+    def local(m: Mention) -> Mention:
+        return Mention(m.start - start, m.end - start, m.entity, m.surface, m.annotator)
+
+    for sentence in record.article.sentences:
+        inside = [start <= m.start and m.end <= end for m in sentence.mentions]
+        for m, ok in zip(sentence.mentions, inside, strict=True):
+            if ok:
+                record.mentions.append(local(m))
+        for fact, subject_index, object_index in sentence.facts:
+            if inside[subject_index] and inside[object_index]:
+                record.facts.append((fact, local(sentence.mentions[subject_index]),
+                                     local(sentence.mentions[object_index])))
+        for entity, name, s, t in sentence.values:
+            if start <= s and t <= end:
+                record.values.append((entity, name, s - start, t - start))

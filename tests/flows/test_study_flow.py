@@ -1,0 +1,83 @@
+"""The first vertical slice on the smoke profile: demo world -> questions -> BM25 -> top-k.
+
+One flow run end to end, then a second run of the same configuration that must be served from
+Prefect's cache (every cached task in state ``Cached``), checked through the Prefect API.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tasks.io.dpr import read_retrieval_results
+from tasks.io.entityquestions import discover_eq_files
+from tasks.io.trec import read_trec_run
+from tasks.layout import Layout
+from tasks.orchestration import run_settings
+
+
+@pytest.fixture(scope="module")
+def two_runs(smoke_params, prefect_api):
+    from flows.study import study
+
+    with run_settings(smoke_params.paths.state):
+        first = study(params=smoke_params, return_state=True)
+        second = study(params=smoke_params, return_state=True)
+    return first, second
+
+
+def _task_states(flow_run_id) -> dict[str, list[str]]:
+    """Task run name -> state names, over the flow run and all its subflow runs.
+
+    The placeholder task runs that stand for subflows in their parent are left out.
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterParentFlowRunId
+
+    with get_client(sync_client=True) as client:
+        children = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+            parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[flow_run_id])))
+        ids = [flow_run_id, *[run.id for run in children]]
+        placeholders = {run.parent_task_run_id for run in children}
+        states: dict[str, list[str]] = {}
+        for run_id in ids:
+            for task_run in client.read_task_runs(flow_run_filter=FlowRunFilter(
+                    id={"any_": [run_id]})):
+                if task_run.state is not None and task_run.id not in placeholders:
+                    states.setdefault(task_run.name.rsplit("-", 1)[0], []).append(
+                        task_run.state.name)
+    return states
+
+
+def test_slice_writes_real_format_outputs(two_runs, smoke_params):
+    first, _ = two_runs
+    assert first.is_completed()
+    layout = Layout(smoke_params)
+    files = discover_eq_files(layout.eq_dataset, "test")
+    assert len(files) == 24
+    metrics = json.loads(layout.retrieval_metrics("bm25").read_text())
+    assert set(metrics["per_relation"]) == set(files)
+    k = smoke_params.retrieval.headline_k
+    for accuracy in metrics["per_relation"].values():
+        values = [accuracy[f"top{k}"] for k in smoke_params.retrieval.ks]
+        assert values == sorted(values)  # accuracy cannot fall as k grows
+        assert 0.0 <= values[-1] <= 100.0
+    assert 0 < metrics["macro"][f"top{k}"] <= 100
+    run = read_trec_run(layout.retrieval_results("bm25") / "test.trec")
+    assert len(run) == metrics["questions"]
+    results = read_retrieval_results(layout.retrieval_results("bm25") / "P19.bm25.json")
+    assert all(len(r.ctxs) <= smoke_params.retrieval.bm25.top_k for r in results)
+    report = layout.retrieval_report("bm25").read_text()
+    assert "macro average" in report and "P19" in report
+
+
+def test_second_run_is_served_from_cache(two_runs):
+    first, second = two_runs
+    assert second.is_completed()
+    states = _task_states(second.state_details.flow_run_id)
+    cached = {name: s for name, s in states.items() if name != "report top-k"}
+    assert cached, states
+    assert all(all(state == "Cached" for state in s) for s in cached.values()), states
+    first_states = _task_states(first.state_details.flow_run_id)
+    assert all("Cached" not in s for name, s in first_states.items()), first_states
