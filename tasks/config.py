@@ -55,18 +55,20 @@ class DemoWorldConfig(Section):
     seed: int = 13
     n_people: int = 1500
     n_organisations: int = 300
-    n_works: int = 500
-    n_places: int = 150
+    n_works: int = 800
+    n_places: int = 500
     zipf_exponent: float = 1.0
     max_hyperlinks: int = 50_000
     passage_words: int = 100
     n_comention_passages: int = 400
     n_nq_train: int = 800
     n_nq_dev: int = 200
+    n_nq_test: int = 200
     n_squad_train: int = 600
     n_squad_dev: int = 200
     n_quora_pairs: int = 600
     n_wikianswers_pairs: int = 600
+    trex_docs_per_file: int = Field(1000, ge=1)
 
 
 class SourcesConfig(Section):
