@@ -26,6 +26,7 @@ app.add_typer(data_app, name="data")
 FLOWS = {
     "study": ("flows.study", "study"),
     "demo-world": ("flows.demo_world", "demo_world"),
+    "bm25-index": ("flows.bm25_index", "bm25_index"),
     "entity-questions": ("flows.entity_questions", "entity_questions"),
     "retrieval": ("flows.retrieval", "retrieval"),
 }

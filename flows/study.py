@@ -1,6 +1,7 @@
 """The whole study (the main job): every flow of the DAG in order, on one configuration.
 
-demo world (when ``sources.world`` is ``demo``) -> EntityQuestions -> retrieval.
+demo world (when ``sources.world`` is ``demo``) -> BM25 index of the passages ->
+EntityQuestions -> retrieval.
 The paraphrase, training and reader flows join here as they land.
 """
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from prefect import flow
 
 from flows._params import resolve
+from flows.bm25_index import bm25_index
 from flows.demo_world import demo_world
 from flows.entity_questions import entity_questions
 from flows.retrieval import retrieval
@@ -26,6 +28,7 @@ def study(params: Params | None = None, profile: str | None = None,
     layout = Layout(params)
     if params.sources.world == "demo":
         demo_world(params=params)
+    bm25_index(params=params)
     entity_questions(params=params)
     retrieval(params=params)
     outputs = {

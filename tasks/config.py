@@ -92,11 +92,45 @@ class SourcesConfig(Section):
 
 
 class EntityQuestionsConfig(Section):
-    """Building EntityQuestions from triples."""
+    """Building EntityQuestions from triples (Sciavolino et al., 2021, §2-§4).
+
+    Paths (``linker_output``, ``linker_truth``) are relative to ``paths.raw`` unless absolute.
+    """
 
     relations: tuple[str, ...] = EQ_RELATIONS
-    facts_per_relation: int = Field(1000, ge=1)
+    # Relation selection (§2): candidates that fail either threshold are dropped and reported.
+    min_triples: int = Field(1, ge=0, description="distinct facts needed (paper: 2,000)")
+    min_distinct_answers: int = Field(2, ge=0, description="distinct objects needed")
+    answer_aliases: bool = Field(True, description="answers = object labels + aliases")
+    # Splits (§2): sizes per relation; subjects never repeat across splits.
+    facts_per_relation: int = Field(1000, ge=1, description="test questions per relation")
+    dev_per_relation: int = Field(1000, ge=0)
+    train_per_relation: int = Field(8000, ge=0)
+    disjoint_scope: Literal["global", "relation"] = "global"
     seed: int = 7
+    # Frequency buckets (§3, rand-ent / train-ent).
+    n_buckets: int = Field(8, ge=1)
+    per_bucket: int = Field(1000, ge=1, description="rand-ent facts per bucket")
+    bucket_order: Literal["ascending", "descending"] = Field(
+        "ascending", description="ascending: bucket0 = rarest; the release numbers descending")
+    hyperlink_key: Literal["wikidata", "title"] = "wikidata"
+    # Entity linking of the NQ training questions (train-ent).
+    linker: Literal["alias", "external"] = "alias"
+    linker_output: str | None = Field(None, description="external linker JSONL interchange")
+    linker_truth: str | None = Field(None, description="gold links (JSONL interchange)")
+    linker_min_chars: int = Field(3, ge=1)
+    linker_max_ngram: int = Field(10, ge=1)
+    # No-overlap and similar-template sets (§4.1).
+    no_overlap_train: int = Field(8000, ge=0)
+    no_overlap_dev: int = Field(1000, ge=0)
+    no_overlap_test: int = Field(1000, ge=1, description="sample of the test split")
+    # DPR retriever-training JSON for the train/dev files.
+    dpr_training: bool = True
+    dpr_max_positives: int = Field(5, ge=1)
+    dpr_hard_negatives: int = Field(30, ge=0, description="BM25 hard negatives; 0 = none")
+    dpr_bm25_depth: int = Field(100, ge=1)
+    dpr_bm25_index: str | None = Field(
+        None, description="index dir or Pyserini prebuilt name; None = build one from passages")
     on_bad_record: Literal["raise", "skip"] = "raise"
 
     @field_validator("relations")

@@ -70,3 +70,125 @@ class Layout:
     def retrieval_report(self, retriever: str) -> Path:
         """Markdown top-k table of one retriever."""
         return self.params.paths.reports / f"retrieval_{retriever}_topk.md"
+
+    @property
+    def eq_work(self) -> Path:
+        """EntityQuestions intermediates: facts, relation selection, splits, buckets, links."""
+        return self.eq_root / "work"
+
+    @property
+    def eq_dpr(self) -> Path:
+        """DPR retriever-training JSON of the EntityQuestions train/dev files (same layout)."""
+        return self.eq_root / "dpr"
+
+    @property
+    def eq_summary(self) -> Path:
+        """Markdown summary of the EntityQuestions construction."""
+        return self.params.paths.reports / "entityquestions_summary.md"
+
+    def dense_index(self, model_name: str | None = None) -> Path:
+        """The FAISS index of the passages for one encoder (default: ``retrieval.dense``)."""
+        name = model_name or self.params.retrieval.dense.model_name
+        return self.params.paths.data / "indexes" / "dense" / name / "psgs_w100"
+
+    def dense_shards(self, model_name: str | None = None) -> Path:
+        """Encoded passage shards (``shard_00000.npy`` + ``.ids.json``) for one encoder."""
+        name = model_name or self.params.retrieval.dense.model_name
+        return self.params.paths.data / "indexes" / "dense" / name / "shards" / "psgs_w100"
+
+    @property
+    def retrieval_comparison(self) -> Path:
+        """Pairwise top-k differences with bootstrap CIs between retrievers (metrics JSON)."""
+        return self.params.paths.metrics / "retrieval_comparison.json"
+
+    @property
+    def retrieval_comparison_report(self) -> Path:
+        """Markdown comparison of the retrievers."""
+        return self.params.paths.reports / "retrieval_comparison.md"
+
+    @property
+    def retrieval_accuracy_plot(self) -> Path:
+        """Accuracy vs k per retriever (PNG); the data as CSV next to it (``.csv``)."""
+        return self.params.paths.plots / "retrieval_accuracy_vs_k.png"
+
+    # --- paraphrased questions (Gan & Ng, 2019) ---------------------------------------------
+
+    @property
+    def paraphrase_root(self) -> Path:
+        """Paraphrase intermediates: PPDB table, triples, vocabulary, model, candidates."""
+        return self.params.paths.data / "paraphrase"
+
+    @property
+    def ppdb_table(self) -> Path:
+        """The PPDB rules kept, as a SQLite lookup table."""
+        return self.paraphrase_root / "ppdb.sqlite"
+
+    @property
+    def paraphrase_triples(self) -> Path:
+        """Paraphraser training triples (source, suggestion, target) (Parquet)."""
+        return self.paraphrase_root / "training_triples.parquet"
+
+    @property
+    def paraphrase_vocab(self) -> Path:
+        """The SentencePiece vocabulary directory (``spm.model``)."""
+        return self.paraphrase_root / "vocab"
+
+    @property
+    def paraphraser_dir(self) -> Path:
+        """The trained paraphraser (``load_paraphraser`` reads it)."""
+        return self.paraphrase_root / "paraphraser"
+
+    @property
+    def paraphrase_suggestions(self) -> Path:
+        """PPDB suggestions of the SQuAD dev questions (Parquet)."""
+        return self.paraphrase_root / "suggestions.parquet"
+
+    @property
+    def paraphrase_candidates(self) -> Path:
+        """Generated paraphrases before the similarity filter (Parquet)."""
+        return self.paraphrase_root / "candidates.parquet"
+
+    @property
+    def paraphrase_scored(self) -> Path:
+        """Candidates with their similarity and one keep flag per threshold (Parquet)."""
+        return self.paraphrase_root / "scored.parquet"
+
+    @property
+    def paraphrase_test_sets(self) -> Path:
+        """Paraphrased SQuAD test sets in the layout of the release (``dev_orig.json``...)."""
+        return self.params.paths.data / "paraphrasing-squad"
+
+    @property
+    def paraphrase_human_eval(self) -> Path:
+        """Human evaluation: the rating form (CSV) and the imported results (JSON)."""
+        return self.params.paths.results / "paraphrase" / "human_eval"
+
+    @property
+    def paraphrase_metrics(self) -> Path:
+        """Counts at every step of the paraphrase pipeline (for ``dvc metrics show``)."""
+        return self.params.paths.metrics / "paraphrase.json"
+
+    @property
+    def paraphrase_report(self) -> Path:
+        """Markdown report: counts at every filter step and example paraphrases."""
+        return self.params.paths.reports / "paraphrase.md"
+
+    @property
+    def paraphrase_taggers(self) -> Path:
+        """The offline Flair NER and chunk taggers trained on the demo world."""
+        return self.paraphrase_root / "taggers"
+
+    @property
+    def adversarial_suggestions(self) -> Path:
+        """Adversarial suggestions of the SQuAD dev questions (Parquet, as the PPDB ones)."""
+        return self.paraphrase_root / "adversarial_suggestions.parquet"
+
+    @property
+    def adversarial_candidates(self) -> Path:
+        """Paraphrases generated with the adversarial suggestions (Parquet)."""
+        return self.paraphrase_root / "adversarial_candidates.parquet"
+
+    @property
+    def adversarial_scored(self) -> Path:
+        """Adversarial candidates with similarity and keep flags (Parquet)."""
+        return self.paraphrase_root / "adversarial_scored.parquet"
