@@ -1,46 +1,113 @@
 """Flow: retrieve passages for EntityQuestions and measure top-k accuracy (paper §3, Table 1).
 
-BM25 (Pyserini/Lucene over title + text, default parameters) -> TREC run -> DPR-style result
-JSON per relation (``has_answer`` by the DPR simple tokenizer) -> top-k accuracy per relation
-and macro average -> Markdown table and Prefect table artifact.
+Retrievers (``retrieval.retrievers``):
+
+- **bm25**: Pyserini/Lucene over title + text, default parameters (the index of the
+  ``bm25-index`` flow, or a Pyserini prebuilt index) -> TREC run.
+- **dense**: passages encoded in shards (one task per shard) by a bi-encoder (DPR pair or one
+  shared encoder; offline default all-MiniLM-L6-v2) -> FAISS index -> questions encoded and
+  searched -> TREC run.
+- **hybrid**: reciprocal rank fusion (k = 60) of the bm25 and dense runs.
+
+Each run -> DPR-style result JSON per relation (``has_answer`` by the DPR simple tokenizer) ->
+top-k accuracy per relation and macro average (``metrics/retrieval_<name>.json``) -> Markdown
+table and Prefect table artifact. With more than one retriever: paired bootstrap 95% CIs of the
+top-k difference of every pair (``metrics/retrieval_comparison.json`` + Markdown), and the
+accuracy-vs-k figure (PNG + CSV for ``dvc plots``).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from prefect import flow
 
 from flows._params import resolve
+from flows.bm25_index import bm25_index
 from tasks.config import Params
 from tasks.layout import Layout
-from tasks.retrieval.stages import (
-    build_bm25_index_task,
-    evaluate_run_task,
-    export_collection_task,
-    report_topk_task,
-    retrieve_bm25_task,
+from tasks.retrieval.dense_stages import (
+    build_dense_index_task,
+    compare_retrievers_task,
+    encode_all_shards,
+    fuse_runs_task,
+    index_options,
+    plot_accuracy_task,
+    resolve_dense_encoder,
+    retrieve_dense_task,
 )
+from tasks.retrieval.stages import evaluate_run_task, report_topk_task, retrieve_bm25_task
+
+TITLES = {"bm25": "BM25", "dense": "dense", "hybrid": "hybrid: BM25 + dense, RRF"}
+RRF_K = 60
+
+
+def bm25_run(params: Params, layout: Layout) -> Path:
+    """BM25: the index of the ``bm25-index`` flow (built here only when missing) -> TREC run."""
+    bm25 = params.retrieval.bm25
+    index: str | Path = bm25.prebuilt_index or layout.bm25_index
+    if not bm25.prebuilt_index and not (layout.bm25_index / "manifest.json").is_file():
+        index = Path(bm25_index(params=params))
+    return retrieve_bm25_task(index, layout.eq_dataset,
+                              layout.retrieval_results("bm25") / "test.trec", k=bm25.top_k,
+                              k1=bm25.k1, b=bm25.b, threads=bm25.threads, heap=bm25.java_heap)
+
+
+def dense_run(params: Params, layout: Layout) -> Path:
+    """Dense: shard tasks -> FAISS index -> question encoding + search -> TREC run."""
+    dense = params.retrieval.dense
+    spec = resolve_dense_encoder(dense)
+    passages = params.raw_path("passages")
+    shards = encode_all_shards(passages, layout.dense_shards(), spec, dense)
+    index = build_dense_index_task(shards, layout.dense_index(), spec, **index_options(dense))
+    print(f"dense index ({dense.index}, {spec.describe()}): {index}")
+    return retrieve_dense_task(index, layout.eq_dataset,
+                               layout.retrieval_results("dense") / "test.trec", spec,
+                               k=dense.top_k, batch_size=dense.batch_size, device=dense.device,
+                               bf16=dense.bf16)
 
 
 @flow(name="retrieval", log_prints=True)
 def retrieval(params: Params | None = None, profile: str | None = None,
               params_file: str | None = None) -> dict:
-    """BM25 retrieval and top-k evaluation of the EntityQuestions test split."""
+    """Run the configured retrievers on the EntityQuestions test split and compare them.
+
+    Returns ``{retriever: metrics}`` (the JSON written to ``metrics/retrieval_<name>.json``).
+    """
     params = resolve(params, profile, params_file)
-    layout, bm25, cfg = Layout(params), params.retrieval.bm25, params.retrieval
+    layout, cfg = Layout(params), params.retrieval
     passages = params.raw_path("passages")
-    index = bm25.prebuilt_index or build_bm25_index_task(
-        export_collection_task(passages, layout.collection_dir), layout.bm25_index,
-        threads=bm25.threads, heap=bm25.java_heap)
-    results = layout.retrieval_results("bm25")
-    run = retrieve_bm25_task(index, layout.eq_dataset, results / "test.trec", k=bm25.top_k,
-                             k1=bm25.k1, b=bm25.b, threads=bm25.threads, heap=bm25.java_heap)
-    metrics = evaluate_run_task(run, layout.eq_dataset, passages, results,
-                                layout.retrieval_metrics("bm25"), "bm25", list(cfg.ks),
-                                cfg.has_answer_mode)
-    report_topk_task(metrics, list(cfg.ks), layout.retrieval_report("bm25"),
-                     "EntityQuestions top-k retrieval accuracy (BM25)")
-    macro = metrics["macro"].get(f"top{cfg.headline_k}")
-    print(f"BM25 macro top-{cfg.headline_k}: {macro}% -> {layout.retrieval_report('bm25')}")
+    retrievers = list(dict.fromkeys(cfg.retrievers))
+    runs: dict[str, Path] = {}
+    if {"bm25", "hybrid"} & set(retrievers):
+        runs["bm25"] = bm25_run(params, layout)
+    if {"dense", "hybrid"} & set(retrievers):
+        runs["dense"] = dense_run(params, layout)
+    if "hybrid" in retrievers:
+        runs["hybrid"] = fuse_runs_task([runs["bm25"], runs["dense"]],
+                                        layout.retrieval_results("hybrid") / "test.trec",
+                                        k=RRF_K, depth=max(cfg.bm25.top_k, cfg.dense.top_k))
+    metrics: dict[str, dict] = {}
+    for name in retrievers:
+        metrics[name] = evaluate_run_task(runs[name], layout.eq_dataset, passages,
+                                          layout.retrieval_results(name),
+                                          layout.retrieval_metrics(name), name, list(cfg.ks),
+                                          cfg.has_answer_mode)
+        report_topk_task(metrics[name], list(cfg.ks), layout.retrieval_report(name),
+                         f"EntityQuestions top-k retrieval accuracy ({TITLES[name]})")
+        macro = metrics[name]["macro"].get(f"top{cfg.headline_k}")
+        print(f"{name} macro top-{cfg.headline_k}: {macro}% -> {layout.retrieval_report(name)}")
+    metrics_paths = {name: layout.retrieval_metrics(name) for name in retrievers}
+    png = layout.retrieval_accuracy_plot
+    plot_accuracy_task(metrics_paths, list(cfg.ks), png, png.with_suffix(".csv"))
+    if len(retrievers) > 1:
+        comparison = compare_retrievers_task(
+            {name: runs[name] for name in retrievers}, metrics_paths, layout.eq_dataset,
+            passages, layout.retrieval_comparison, layout.retrieval_comparison_report,
+            list(cfg.ks), k=cfg.headline_k, mode=cfg.has_answer_mode)
+        for pair in comparison["pairs"].values():
+            print(f"top-{cfg.headline_k} {pair['a']} - {pair['b']}: {pair['difference']:+.2f} "
+                  f"points, 95% CI [{pair['ci_low']:+.2f}, {pair['ci_high']:+.2f}]")
     return metrics
 
 

@@ -33,12 +33,17 @@ def study(params: Params | None = None, profile: str | None = None,
     retrieval(params=params)
     outputs = {
         "questions": str(layout.eq_dataset),
-        "bm25 results": str(layout.retrieval_results("bm25")),
-        "metrics": str(layout.retrieval_metrics("bm25")),
-        "report": str(layout.retrieval_report("bm25")),
+        "EQ summary": str(layout.eq_summary),
+        **{f"{name} results": str(layout.retrieval_results(name))
+           for name in params.retrieval.retrievers},
+        **{f"{name} top-k": str(layout.retrieval_report(name))
+           for name in params.retrieval.retrievers},
+        "comparison": str(layout.retrieval_comparison_report),
+        "figure": str(layout.retrieval_accuracy_plot),
+        "metrics": str(params.paths.metrics),
     }
     for name, path in outputs.items():
-        print(f"{name:>14}: {Path(path).resolve()}")
+        print(f"{name:>15}: {Path(path).resolve()}")
     return outputs
 
 

@@ -159,10 +159,50 @@ class BM25Config(Section):
     prebuilt_index: str | None = None
 
 
+class DenseConfig(Section):
+    """Dense retrieval: a bi-encoder (DPR pair or one shared encoder) over a FAISS index.
+
+    ``model`` is a local Hugging Face directory, a hub name (from the local cache) or
+    ``packaged:all-MiniLM-L6-v2`` (the offline default, resolved at run time). A DPR question
+    encoder pairs with ``ctx_model`` (derived from a ``...question_encoder...`` name when
+    unset); ``pooling`` applies to shared encoders (DPR uses its pooler output). ``bf16`` and
+    ``device: auto`` use the GPU only when CUDA is available.
+    """
+
+    model: str = Field("packaged:all-MiniLM-L6-v2", min_length=1)
+    ctx_model: str | None = None
+    pooling: Literal["cls", "mean"] = "mean"
+    normalize: bool = True
+    batch_size: int = Field(64, ge=1)
+    max_length: int = Field(256, ge=8, le=512)
+    shard_size: int = Field(10_000, ge=1)
+    concurrent_shards: int = Field(1, ge=1, description="shard tasks submitted at a time")
+    index: Literal["flat", "hnsw", "ivfpq"] = "flat"
+    hnsw_m: int = Field(32, ge=2)
+    ef_search: int = Field(128, ge=1)
+    nlist: int | None = Field(None, ge=1, description="IVF lists (default ~4 sqrt(N))")
+    pq_m: int | None = Field(None, ge=1, description="PQ sub-quantizers (default dim // 8)")
+    nprobe: int = Field(16, ge=1)
+    top_k: int = Field(100, ge=1)
+    bf16: bool = False
+    device: str = "auto"
+
+    @property
+    def model_name(self) -> str:
+        """Directory-safe model name (``data/indexes/dense/<model_name>/``)."""
+        from tasks.retrieval.encoders import model_slug
+
+        return model_slug(self.model)
+
+
 class RetrievalConfig(Section):
     """Retrieval and its evaluation."""
 
     bm25: BM25Config = BM25Config()
+    dense: DenseConfig = DenseConfig()
+    retrievers: tuple[Literal["bm25", "dense", "hybrid"], ...] = Field(
+        ("bm25", "dense", "hybrid"), min_length=1,
+        description="hybrid = reciprocal rank fusion of the bm25 and dense runs")
     ks: tuple[int, ...] = (1, 5, 20, 100)
     headline_k: int = 20
     has_answer_mode: Literal["string", "title_string", "title", "regex"] = "string"

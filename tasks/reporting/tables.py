@@ -59,3 +59,45 @@ def publish_table_artifact(key: str, header: Sequence[str], rows: Sequence[Seque
         return
     table = [dict(zip(header, (str(v) for v in row), strict=True)) for row in rows]
     create_table_artifact(key=key, table=table, description=description)
+
+
+def retriever_rows(metrics_by_retriever: Mapping[str, Mapping],
+                   ks: Sequence[int]) -> tuple[list[str], list[list[object]]]:
+    """Header and rows (one per retriever) of the macro top-k accuracy of several retrievers."""
+    header = ["retriever", *[f"top-{k}" for k in ks]]
+    rows: list[list[object]] = [[name, *[m["macro"][f"top{k}"] for k in ks]]
+                                for name, m in metrics_by_retriever.items()]
+    return header, rows
+
+
+def difference_rows(comparison: Mapping) -> tuple[list[str], list[list[object]]]:
+    """Header and rows (one per pair) of a retriever comparison (see ``compare_retrievers``)."""
+    k = comparison["k"]
+    header = ["A", "B", f"top-{k} A", f"top-{k} B", "A - B (points)",
+              f"{round(100 * comparison['confidence'])}% CI", "significant"]
+    rows: list[list[object]] = []
+    for pair in comparison["pairs"].values():
+        rows.append([pair["a"], pair["b"], f"{comparison['accuracy'][pair['a']]:.2f}",
+                     f"{comparison['accuracy'][pair['b']]:.2f}", f"{pair['difference']:+.2f}",
+                     f"[{pair['ci_low']:+.2f}, {pair['ci_high']:+.2f}]",
+                     "yes" if pair["significant"] else "no"])
+    return header, rows
+
+
+def write_comparison_report(metrics_by_retriever: Mapping[str, Mapping], comparison: Mapping,
+                            ks: Sequence[int], path: Path, title: str) -> str:
+    """Markdown: macro top-k per retriever, then the pairwise differences with bootstrap CIs."""
+    header, rows = retriever_rows(metrics_by_retriever, ks)
+    diff_header, diff_rows = difference_rows(comparison)
+    some = next(iter(metrics_by_retriever.values()))
+    text = (f"# {title}\n\n{some['questions']} questions; answer matching: "
+            f"`{some['has_answer_mode']}` (DPR simple tokenizer).\n\n"
+            f"## Top-k retrieval accuracy (macro average over relations, percent)\n\n"
+            + markdown_table(header, rows)
+            + f"\n## Differences at top-{comparison['k']}\n\nAccuracy over all "
+            f"{comparison['questions']} questions (percent); paired bootstrap over questions "
+            f"({comparison['n_bootstrap']} resamples, seed {comparison['seed']}), percentile "
+            f"interval; significant when the interval excludes 0.\n\n"
+            + markdown_table(diff_header, diff_rows))
+    write_text(path, text)
+    return text

@@ -1,0 +1,159 @@
+"""FAISS indexes over shards: exactness of flat search, HNSW/IVF-PQ, and every refusal."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tasks.io.passages import Passage, write_passages
+from tasks.retrieval.dense_index import (
+    DenseIndex,
+    ModelMismatchError,
+    ShardError,
+    build_faiss_index,
+    dense_search,
+    ids_path,
+    plan_shards,
+    read_index_manifest,
+    shard_path,
+    validate_shard,
+    write_shard,
+)
+from tasks.retrieval.encoders import Embeddings
+
+DIM = 16
+MODEL = "f" * 64
+
+
+def _vectors(rows: int, dim: int = DIM, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((rows, dim)).astype(np.float32)
+
+
+def _shards(directory, sizes, dim=DIM, model=MODEL, seed=0):
+    """Random shards with ids p0, p1, ...; returns (paths, all vectors, all ids)."""
+    paths, start, blocks = [], 0, []
+    for number, rows in enumerate(sizes):
+        vectors = _vectors(rows, dim, seed + number)
+        ids = [f"p{start + i}" for i in range(rows)]
+        path = shard_path(directory, number)
+        write_shard(path, vectors, ids, {"start": start, "end": start + rows, "model": "m",
+                                         "model_fingerprint": model,
+                                         "passages_fingerprint": "tsv"})
+        paths.append(path)
+        blocks.append(vectors)
+        start += rows
+    return paths, np.concatenate(blocks), [f"p{i}" for i in range(start)]
+
+
+def _queries(n=7, model=MODEL, name="m", seed=99):
+    return Embeddings(_vectors(n, DIM, seed), [f"q{i}" for i in range(n)], name, model)
+
+
+def test_flat_search_equals_brute_force_inner_product(tmp_path):
+    paths, vectors, ids = _shards(tmp_path / "shards", [40, 40, 23])
+    index_dir = build_faiss_index(paths[::-1], tmp_path / "index")  # any order of shards
+    queries = _queries()
+    run = dense_search(index_dir, queries, k=10)
+    scores = queries.vectors @ vectors.T
+    for qi, qid in enumerate(queries.ids):
+        top = np.argsort(-scores[qi], kind="stable")[:10]
+        assert [d for d, _ in run[qid]] == [ids[i] for i in top]
+        np.testing.assert_allclose([s for _, s in run[qid]], scores[qi, top], rtol=1e-5,
+                                   atol=1e-5)
+    manifest = read_index_manifest(index_dir)
+    assert (manifest["index_kind"], manifest["dim"], manifest["rows"], manifest["shards"]) == \
+        ("flat", DIM, 103, 3)
+    assert manifest["model_fingerprint"] == MODEL and manifest["fingerprint"]
+    assert len(dense_search(index_dir, queries, k=500)["q0"]) == 103  # k above the size
+
+
+def test_hnsw_and_ivfpq_indexes(tmp_path):
+    paths, vectors, ids = _shards(tmp_path / "shards", [300, 300])
+    queries = _queries(20)
+    exact = np.argsort(-(queries.vectors @ vectors.T), axis=1)[:, :10]
+    hnsw = build_faiss_index(paths, tmp_path / "hnsw", kind="hnsw", hnsw_m=16, ef_search=64)
+    run = dense_search(hnsw, queries, k=10)
+    recall = np.mean([len({ids[i] for i in exact[q]} & {d for d, _ in run[f"q{q}"]}) / 10
+                      for q in range(20)])
+    assert recall >= 0.9
+    ivf = build_faiss_index(paths, tmp_path / "ivf", kind="ivfpq", nlist=8, nprobe=8,
+                            pq_m=4, train_size=600)
+    manifest = read_index_manifest(ivf)
+    assert manifest["params"]["pq_m"] == 4 and manifest["params"]["nprobe"] == 8
+    assert manifest["params"]["pq_nbits"] == 8
+    run = dense_search(ivf, queries, k=10)
+    assert all(len(hits) == 10 and len({d for d, _ in hits}) == 10 for hits in run.values())
+    assert manifest["fingerprint"] != read_index_manifest(hnsw)["fingerprint"]
+    one_list = build_faiss_index(paths, tmp_path / "ivf1", kind="ivfpq", nlist=8, nprobe=1,
+                                 pq_m=4)  # one list probed: fewer than k hits (rows -1)
+    short = dense_search(one_list, queries, k=500)
+    assert all(0 < len(hits) < 500 for hits in short.values())
+    assert {d for hits in short.values() for d, _ in hits} <= set(ids)
+    with pytest.raises(ValueError, match="pq_m=5 must divide"):
+        build_faiss_index(paths, tmp_path / "bad", kind="ivfpq", pq_m=5)
+
+
+def test_shard_with_wrong_dimension_is_refused(tmp_path):
+    paths, _, _ = _shards(tmp_path / "shards", [5, 5])
+    other = shard_path(tmp_path / "shards", 2)
+    write_shard(other, _vectors(5, DIM + 1), [f"x{i}" for i in range(5)],
+                {"start": 10, "end": 15, "model": "m", "model_fingerprint": MODEL,
+                 "passages_fingerprint": "tsv"})
+    with pytest.raises(ShardError, match="wrong dimension: 17"):
+        build_faiss_index([*paths, other], tmp_path / "index")
+    with pytest.raises(ShardError, match="wrong dimension: 17, expected 16"):
+        validate_shard(other, dim=DIM)
+    meta = json.loads(ids_path(paths[0]).read_text())
+    meta["dim"] = 8
+    ids_path(paths[0]).write_text(json.dumps(meta))
+    with pytest.raises(ShardError, match="records dim 8"):
+        validate_shard(paths[0])
+    assert not (tmp_path / "index").exists()
+
+
+def test_ids_rows_mismatch_and_unfinished_shard_are_refused(tmp_path):
+    paths, _, _ = _shards(tmp_path / "shards", [5, 5, 5])
+    meta = json.loads(ids_path(paths[1]).read_text())
+    meta["ids"] = meta["ids"][:-1]
+    ids_path(paths[1]).write_text(json.dumps(meta))
+    with pytest.raises(ShardError, match="ids/rows mismatch: 5 vectors, 4 ids"):
+        build_faiss_index(paths, tmp_path / "index")
+    ids_path(paths[2]).unlink()
+    with pytest.raises(ShardError, match="unfinished"):
+        validate_shard(paths[2])
+    complete, _, _ = _shards(tmp_path / "complete", [5, 5, 5])
+    with pytest.raises(ShardError, match="starts at row 10 .* leaves a gap"):
+        build_faiss_index([complete[0], complete[2]], tmp_path / "index")
+    with pytest.raises(ShardError, match="overlaps the previous shard"):
+        build_faiss_index([complete[0], complete[0]], tmp_path / "index")
+    assert not (tmp_path / "index").exists()
+
+
+def test_shards_and_queries_of_another_model_are_refused(tmp_path):
+    paths, _, _ = _shards(tmp_path / "shards", [5])
+    others, _, _ = _shards(tmp_path / "others", [5, 5], model="e" * 64)
+    with pytest.raises(ModelMismatchError, match="one index, one model"):
+        build_faiss_index([paths[0], others[1]], tmp_path / "index")
+    with pytest.raises(ModelMismatchError, match="expected fingerprint eeeeeeeeeeee"):
+        build_faiss_index(paths, tmp_path / "index", model_fingerprint="e" * 64)
+    index_dir = build_faiss_index(paths, tmp_path / "index", model_fingerprint=MODEL)
+    wrong = _queries(model="d" * 64, name="other-encoder")
+    with pytest.raises(ModelMismatchError) as error:
+        dense_search(index_dir, wrong, k=3)
+    message = str(error.value)
+    assert "'m'" in message and "'other-encoder'" in message and "dddddddddddd" in message
+    with pytest.raises(TypeError, match="Embeddings"):
+        dense_search(index_dir, wrong.vectors, k=3)
+    opened = DenseIndex.open(index_dir)
+    assert opened.search(_queries().vectors, 3)[1].shape == (7, 3)
+
+
+def test_plan_shards(tmp_path):
+    tsv = tmp_path / "psgs.tsv"
+    write_passages(tsv, [Passage(str(i), f"text {i}", f"T{i}") for i in range(1, 11)])
+    assert plan_shards(tsv, 4) == [(0, 4), (4, 8), (8, 10)]
+    assert plan_shards(tsv, 10) == [(0, 10)]
+    with pytest.raises(ValueError, match="shard_size"):
+        plan_shards(tsv, 0)

@@ -1,0 +1,152 @@
+"""The dense stage end to end on a tiny world with all-MiniLM-L6-v2: steps, then the flow.
+
+Step functions: shards -> index -> retrieval (TREC) -> evaluation -> RRF -> comparison with
+bootstrap CIs -> figure. Flow: ``flows.retrieval`` with bm25, dense and hybrid, twice (the
+second run is served from Prefect's cache).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from dense_testkit import PEOPLE, write_tiny_world
+
+from tasks.config import DenseConfig, load_params
+from tasks.io.trec import read_trec_run, write_trec_run
+from tasks.retrieval.dense_index import read_index_manifest
+from tasks.retrieval.dense_stages import (
+    build_dense_index,
+    compare_retrievers,
+    encode_passage_shard,
+    fuse_runs,
+    index_options,
+    plan_passage_shards,
+    plot_accuracy,
+    resolve_dense_encoder,
+    retrieve_dense,
+    shard_files,
+)
+from tasks.retrieval.stages import evaluate_run
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+CFG = DenseConfig(max_length=64, shard_size=10, batch_size=8, top_k=5)
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    return write_tiny_world(tmp_path_factory.mktemp("tiny-world"))
+
+
+def test_dense_steps_retrieve_evaluate_fuse_and_compare(world, tmp_path):
+    passages, dataset = world
+    spec = resolve_dense_encoder(CFG)
+    plan = plan_passage_shards(passages, CFG.shard_size)
+    assert plan == [(0, 10), (10, 20), (20, 24)]
+    shards = [encode_passage_shard(passages, start, end, shard_files(tmp_path / "shards", n),
+                                   spec, batch_size=CFG.batch_size, device="cpu")
+              for n, (start, end) in enumerate(plan)]
+    index = build_dense_index(shards, tmp_path / "index", spec, **index_options(CFG))
+    manifest = read_index_manifest(index)
+    assert (manifest["model"], manifest["rows"], manifest["dim"]) == ("all-MiniLM-L6-v2", 24, 384)
+
+    runs = {"dense": retrieve_dense(index, dataset, tmp_path / "dense.trec", spec, k=5,
+                                    device="cpu")}
+    dense = read_trec_run(runs["dense"])
+    assert len(dense) == 2 * len(PEOPLE) and all(len(h) == 5 for h in dense.values())
+    # a lexical stand-in for BM25: the person's two passages, birth place first
+    lexical = {f"{r}:{i:06d}": [(str(2 * i + 1), 2.0), (str(2 * i + 2), 1.0)]
+               for r in ("P19", "P106") for i in range(len(PEOPLE))}
+    runs["lexical"] = write_trec_run(tmp_path / "lexical.trec", lexical, tag="lexical")
+    runs["hybrid"] = fuse_runs([runs["lexical"], runs["dense"]], tmp_path / "hybrid.trec")
+    assert read_trec_run(runs["hybrid"])["P19:000000"][0][0] == "1"
+
+    metrics_paths = {}
+    for name, run in runs.items():
+        metrics_paths[name] = tmp_path / f"retrieval_{name}.json"
+        metrics = evaluate_run(run, dataset, passages, tmp_path / "results" / name,
+                               metrics_paths[name], name, [1, 5])
+        assert metrics["retriever"] == name and set(metrics["per_relation"]) == {"P19", "P106"}
+    dense_metrics = json.loads(metrics_paths["dense"].read_text())
+    assert dense_metrics["per_relation"]["P19"]["top5"] >= 75  # MiniLM finds birth places
+
+    comparison = compare_retrievers(runs, metrics_paths, dataset, passages,
+                                    tmp_path / "comparison.json", tmp_path / "comparison.md",
+                                    [1, 5], k=5)
+    assert set(comparison["pairs"]) == {"dense_vs_lexical", "dense_vs_hybrid",
+                                        "lexical_vs_hybrid"}
+    assert comparison["questions"] == 2 * len(PEOPLE)
+    for pair in comparison["pairs"].values():
+        assert pair["ci_low"] <= pair["difference"] <= pair["ci_high"]
+        a, b = comparison["accuracy"][pair["a"]], comparison["accuracy"][pair["b"]]
+        assert pair["difference"] == pytest.approx(a - b, abs=0.02)
+    assert json.loads((tmp_path / "comparison.json").read_text()) == comparison
+    report = (tmp_path / "comparison.md").read_text()
+    assert "| dense |" in report and "95% CI" in report
+
+    png, csv = plot_accuracy(metrics_paths, [1, 5], tmp_path / "acc.png", tmp_path / "acc.csv")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert csv.read_text().splitlines()[0] == "k,dense,lexical,hybrid"
+
+
+@pytest.mark.slow  # ~35 s with the Prefect API start; tests/flows/test_study_flow.py covers it
+def test_retrieval_flow_runs_every_retriever_and_is_cached(world, tmp_path, prefect_api):
+    from flows.retrieval import retrieval
+    from tasks.layout import Layout
+    from tasks.orchestration import run_settings
+
+    passages, dataset = world
+    overrides = {f"paths.{name}": str(tmp_path / name)
+                 for name in ("data", "results", "metrics", "plots", "reports", "state")}
+    overrides.update({"sources.passages": str(passages), "retrieval.ks": [1, 5, 20],
+                      "retrieval.dense.shard_size": 10, "retrieval.dense.max_length": 64,
+                      "retrieval.bm25.top_k": 20, "retrieval.dense.top_k": 20})
+    params = load_params(PROJECT_ROOT / "params.yaml", profile="smoke", overrides=overrides)
+    layout = Layout(params)
+    shutil.copytree(dataset, layout.eq_dataset)
+    with run_settings(params.paths.state):
+        first = retrieval(params=params, return_state=True)
+        second = retrieval(params=params, return_state=True)
+    assert first.is_completed() and second.is_completed()
+    metrics = first.result()
+    assert list(metrics) == ["bm25", "dense", "hybrid"]
+    for name in metrics:
+        assert json.loads(layout.retrieval_metrics(name).read_text()) == metrics[name]
+        assert layout.retrieval_report(name).exists()
+    assert len(list(layout.dense_shards().glob("shard_*.ids.json"))) == 3
+    assert read_index_manifest(layout.dense_index())["rows"] == 24
+    comparison = json.loads(layout.retrieval_comparison.read_text())
+    assert set(comparison["pairs"]) == {"bm25_vs_dense", "bm25_vs_hybrid", "dense_vs_hybrid"}
+    assert layout.retrieval_comparison_report.exists()
+    assert layout.retrieval_accuracy_plot.exists()
+    assert layout.retrieval_accuracy_plot.with_suffix(".csv").exists()
+
+    states = _settled_task_states(second.state_details.flow_run_id)
+    assert ("encode passage shard", "Cached") in states
+    assert all(state == "Cached" for name, state in states if name != "report top-k"), states
+
+
+def _settled_task_states(flow_run_id, timeout: float = 30) -> set[tuple[str, str]]:
+    """``{(task name, state name)}`` of a flow run once the API has recorded final states.
+
+    Task run states reach the API through events, asynchronously: poll until every state is
+    final and two reads agree.
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter
+
+    deadline, previous = time.monotonic() + timeout, None
+    with get_client(sync_client=True) as client:
+        while True:
+            runs = client.read_task_runs(flow_run_filter=FlowRunFilter(
+                id={"any_": [flow_run_id]}))
+            states = {(r.name.rsplit("-", 1)[0], r.state.name if r.state else "None")
+                      for r in runs}
+            final = all(r.state is not None and r.state.is_final() for r in runs)
+            if (final and states == previous) or time.monotonic() > deadline:
+                return states
+            previous = states
+            time.sleep(0.5)
