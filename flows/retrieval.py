@@ -92,7 +92,7 @@ def retrieval(params: Params | None = None, profile: str | None = None,
         metrics[name] = evaluate_run_task(runs[name], layout.eq_dataset, passages,
                                           layout.retrieval_results(name),
                                           layout.retrieval_metrics(name), name, list(cfg.ks),
-                                          cfg.has_answer_mode)
+                                          cfg.has_answer_mode, cfg.result_ctxs)
         report_topk_task(metrics[name], list(cfg.ks), layout.retrieval_report(name),
                          f"EntityQuestions top-k retrieval accuracy ({TITLES[name]})")
         macro = metrics[name]["macro"].get(f"top{cfg.headline_k}")

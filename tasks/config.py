@@ -205,6 +205,9 @@ class RetrievalConfig(Section):
         description="hybrid = reciprocal rank fusion of the bm25 and dense runs")
     ks: tuple[int, ...] = (1, 5, 20, 100)
     headline_k: int = 20
+    result_ctxs: int | None = Field(
+        100, ge=1, description="passages per question in the DPR result JSON (None = all); "
+        "accuracy always uses the whole run")
     has_answer_mode: Literal["string", "title_string", "title", "regex"] = "string"
 
 

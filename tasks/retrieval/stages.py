@@ -59,27 +59,31 @@ def retrieve_bm25(index_dir: Path, questions_dir: Path, run_path: Path, k: int =
 
 def evaluate_run(run_path: Path, questions_dir: Path, passages_tsv: Path, results_dir: Path,
                  metrics_path: Path, retriever: str, ks: Sequence[int],
-                 mode: HasAnswerMode = "string") -> dict:
-    """DPR-style result JSON per relation file and top-k accuracy metrics (JSON, percent)."""
+                 mode: HasAnswerMode = "string", result_ctxs: int | None = None) -> dict:
+    """DPR-style result JSON per relation file and top-k accuracy metrics (JSON, percent).
+
+    Accuracy is computed over the whole run; the result JSON keeps the first ``result_ctxs``
+    passages of each question (all of them when ``None``), since every ctx carries its text.
+    """
     run = read_trec_run(run_path)
     questions = load_questions(questions_dir)
     passages = passages_by_id(passages_tsv, {pid for hits in run.values() for pid, _ in hits})
     evaluations = evaluate_relations(run, questions, passages, ks, mode)
     for relation, evaluation in evaluations.items():
         write_retrieval_results(results_dir / f"{relation}.{retriever}.json",
-                                _results(evaluation, passages))
+                                _results(evaluation, passages, result_ctxs))
     metrics = summarise(evaluations, retriever, mode)
     write_json(metrics_path, metrics, indent=2)
     return metrics
 
 
-def _results(evaluation: RelationEvaluation,
-             passages: dict[str, tuple[str, str]]) -> list[RetrievalResult]:
+def _results(evaluation: RelationEvaluation, passages: dict[str, tuple[str, str]],
+             limit: int | None = None) -> list[RetrievalResult]:
     return [
         RetrievalResult(question=q.question, answers=q.answers, ctxs=tuple(
             RetrievedCtx(id=pid, title=passages[pid][0], text=passages[pid][1], score=score,
                          has_answer=hit)
-            for (pid, score), hit in zip(hits, has, strict=True)))
+            for (pid, score), hit in zip(hits[:limit], has[:limit], strict=True)))
         for q, hits, has in zip(evaluation.questions, evaluation.ranked, evaluation.has_answer,
                                 strict=True)
     ]

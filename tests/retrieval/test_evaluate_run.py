@@ -1,0 +1,33 @@
+"""evaluate_run: accuracy over the whole run, DPR JSON capped at ``result_ctxs`` passages."""
+
+from __future__ import annotations
+
+from tasks.io.dpr import read_retrieval_results
+from tasks.io.entityquestions import EQQuestion, write_eq_file
+from tasks.io.passages import Passage, write_passages
+from tasks.io.trec import write_trec_run
+from tasks.retrieval.stages import evaluate_run
+
+
+def test_result_json_is_capped_but_accuracy_uses_the_whole_run(tmp_path):
+    passages = tmp_path / "psgs_w100.tsv"
+    write_passages(passages, [Passage("1", "Nothing here.", "A"),
+                              Passage("2", "Born in Zürich, Switzerland.", "B"),
+                              Passage("3", "Lyon is a city.", "C")])
+    write_eq_file(tmp_path / "dataset" / "test" / "P19.test.json",
+                  [EQQuestion("Where was Ann born?", ("Zürich",)),
+                   EQQuestion("Where was Bob born?", ("Lyon",))])
+    run = tmp_path / "run.trec"
+    write_trec_run(run, {"P19:000000": [("1", 3.0), ("2", 2.0), ("3", 1.0)],
+                         "P19:000001": [("3", 2.0), ("1", 1.0)]}, tag="t")
+    full = evaluate_run(run, tmp_path / "dataset", passages, tmp_path / "full", tmp_path / "f.json",
+                        "bm25", [1, 2], result_ctxs=None)
+    capped = evaluate_run(run, tmp_path / "dataset", passages, tmp_path / "cap",
+                          tmp_path / "c.json", "bm25", [1, 2], result_ctxs=1)
+    assert full["per_relation"] == capped["per_relation"] == {"P19": {"top1": 50.0,
+                                                                       "top2": 100.0}}
+    full_json = read_retrieval_results(tmp_path / "full" / "P19.bm25.json")
+    capped_json = read_retrieval_results(tmp_path / "cap" / "P19.bm25.json")
+    assert [len(r.ctxs) for r in full_json] == [3, 2]
+    assert [len(r.ctxs) for r in capped_json] == [1, 1]
+    assert [c.has_answer for c in full_json[0].ctxs] == [False, True, False]
