@@ -29,6 +29,7 @@ FLOWS = {
     "bm25-index": ("flows.bm25_index", "bm25_index"),
     "entity-questions": ("flows.entity_questions", "entity_questions"),
     "retrieval": ("flows.retrieval", "retrieval"),
+    "paraphrase": ("flows.paraphrase", "paraphrase"),
 }
 
 ProfileOpt = Annotated[str | None, typer.Option(

@@ -16,6 +16,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from models.paraphraser.config import ParaphraserConfig
+
 PROFILES = ("smoke", "demo", "real")
 DEFAULT_PARAMS_FILE = "params.yaml"
 
@@ -211,6 +213,65 @@ class RetrievalConfig(Section):
     has_answer_mode: Literal["string", "title_string", "title", "regex"] = "string"
 
 
+class ParaphraseSimilarityConfig(Section):
+    """Similarity filter of the paraphrases (Gan & Ng, 2019): cosine similarity of sentence
+    embeddings of question and paraphrase; a pair is kept when strictly above the threshold."""
+
+    model: str | None = Field(None, description="sentence-transformers directory or name; "
+                              "None = the packaged all-MiniLM-L6-v2 (offline)")
+    batch_size: int = Field(64, ge=1)
+    test_set: float = Field(0.95, ge=-1.0, le=1.0, description="test sets")
+    augmentation: float = Field(0.9, ge=-1.0, le=1.0, description="non-adversarial augmentation")
+    adversarial_augmentation: float = Field(0.83, ge=-1.0, le=1.0)
+
+
+class ParaphraseConfig(Section):
+    """Paraphrased SQuAD questions (Gan & Ng, 2019): PPDB suggestions, the suggestion-guided
+    paraphraser, the similarity filter, the test sets and the human evaluation round trip.
+
+    ``ratings_file`` is relative to ``paths.results`` unless absolute.
+    """
+
+    seed: int = 2019
+    on_bad_record: Literal["raise", "skip"] = "raise"
+    # PPDB suggestions: the lookup table and the n-grams of each question.
+    ppdb_pack: Literal["s", "m", "l", "xl", "xxl", "xxxl"] | None = Field(
+        None, description="pack size to read instead of the one named in sources.ppdb")
+    ppdb_min_score: float = Field(0.25, description="keep rules with PPDB2.0Score above this")
+    ppdb_batch_size: int = Field(10_000, ge=1, description="rows per insert batch")
+    ppdb_max_per_phrase: int | None = Field(None, ge=1)
+    max_ngram: int = Field(6, ge=1)
+    suggestions_per_question: int | None = Field(5, ge=1)
+    # Training triples.
+    min_question_tokens: int = Field(7, ge=1, description="WikiAnswers pairs: both questions")
+    none_share: float = Field(0.2, ge=0.0, le=1.0, description="suggestions set to <none>")
+    max_wikianswers_pairs: int | None = Field(None, ge=1)
+    max_quora_pairs: int | None = Field(None, ge=1)
+    # Vocabulary and paraphraser.
+    vocab_size: int = Field(8000, ge=8)
+    vocab_model_type: Literal["unigram", "bpe"] = "unigram"
+    generator: Literal["neural", "ppdb_substitution"] = "neural"
+    model: ParaphraserConfig = ParaphraserConfig()
+    beam_size: int | None = Field(None, ge=1, description="None = model.beam_size")
+    without_suggestion: bool = Field(True, description="also paraphrase with <none>")
+    max_questions: int | None = Field(None, ge=1, description="SQuAD dev questions used")
+    # Filter, test set, human evaluation, report.
+    similarity: ParaphraseSimilarityConfig = ParaphraseSimilarityConfig()
+    test_set_name: str = Field("dev", pattern=r"^[A-Za-z0-9_-]+$")
+    test_set_id_base: int | None = Field(None, ge=0, description="None = 100 x pairs")
+    raters: tuple[str, ...] = Field(("A", "B"), min_length=2)
+    min_rating: int = Field(4, ge=1, le=5)
+    ratings_file: str | None = None
+    report_examples: int = Field(10, ge=0)
+    # Adversarial suggestions (Flair NER + chunker) -> the adversarial set ("adv").
+    adversarial: bool = True
+    ner_tagger: str | None = Field(None, description="Flair model name or path; None = train "
+                                   "the offline demo taggers")
+    chunk_tagger: str | None = Field(None, description="Flair model name or path (as above)")
+    quick_taggers: bool = Field(False, description="seconds-scale demo tagger training")
+    adversarial_ratings_file: str | None = None
+
+
 class Params(Section):
     """The whole configuration: one section per flow."""
 
@@ -220,6 +281,7 @@ class Params(Section):
     demo_world: DemoWorldConfig = DemoWorldConfig()
     entity_questions: EntityQuestionsConfig = EntityQuestionsConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
+    paraphrase: ParaphraseConfig = ParaphraseConfig()
 
     def raw_path(self, source_key: str) -> Path:
         """Absolute-or-relative path of one raw source (``sources.<key>``)."""

@@ -1,0 +1,154 @@
+"""Flow: paraphrased SQuAD test sets (Gan & Ng, 2019, "Improving the Robustness of Question
+Answering Systems to Question Paraphrasing").
+
+PPDB rules -> on-disk lookup table; WikiAnswers + Quora pairs -> training triples (source,
+suggestion, target) -> SentencePiece vocabulary -> suggestion-guided paraphraser (transformer
+with a copy mechanism); SQuAD dev questions -> PPDB suggestions -> paraphrases (one per
+suggestion, and one without) -> similarity filter (sentence embeddings; 0.95 test / 0.9 / 0.83
+augmentation) -> at most one paraphrase per question -> SQuAD v1.1 orig/para files in the
+layout of the released sets -> human-evaluation form (ratings imported when given) -> report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow
+
+from flows._params import resolve
+from tasks.config import Params
+from tasks.layout import Layout
+from tasks.paraphrase.ppdb_lookup import resolve_pack
+from tasks.paraphrase.stages import (
+    adversarial_task,
+    build_ppdb_table_task,
+    generate_task,
+    human_eval_task,
+    report_task,
+    similarity_task,
+    suggestions_task,
+    test_set_task,
+    train_paraphraser_task,
+    train_taggers_task,
+    train_vocab_task,
+    training_triples_task,
+)
+
+
+@flow(name="paraphrase", log_prints=True)
+def paraphrase(params: Params | None = None, profile: str | None = None,
+               params_file: str | None = None) -> dict:
+    """Build the paraphrased test set of the SQuAD dev questions; return the step counts."""
+    params = resolve(params, profile, params_file)
+    layout, cfg = Layout(params), params.paraphrase
+    sim, name = cfg.similarity, cfg.test_set_name
+    stats: dict[str, dict] = {}
+    stats["ppdb"] = build_ppdb_table_task(
+        resolve_pack(params.raw_path("ppdb"), cfg.ppdb_pack), layout.ppdb_table,
+        min_score=cfg.ppdb_min_score, on_error=cfg.on_bad_record,
+        batch_size=cfg.ppdb_batch_size)
+    model_dir = None
+    if cfg.generator == "neural":
+        stats["triples"] = training_triples_task(
+            params.raw_path("wikianswers"), params.raw_path("quora"), layout.paraphrase_triples,
+            min_tokens=cfg.min_question_tokens, none_share=cfg.none_share, seed=cfg.seed,
+            on_error=cfg.on_bad_record, max_wikianswers_pairs=cfg.max_wikianswers_pairs,
+            max_quora_pairs=cfg.max_quora_pairs)
+        stats["vocab"] = train_vocab_task(layout.paraphrase_triples, layout.paraphrase_vocab,
+                                          cfg.vocab_size, cfg.vocab_model_type)
+        stats["paraphraser"] = train_paraphraser_task(
+            layout.paraphrase_triples, layout.paraphrase_vocab, layout.paraphraser_dir,
+            cfg.model)
+        model_dir = layout.paraphraser_dir
+    squad_dev = params.raw_path("squad_dev")
+    stats["suggestions"] = suggestions_task(
+        squad_dev, layout.ppdb_table, layout.paraphrase_suggestions, max_n=cfg.max_ngram,
+        per_question=cfg.suggestions_per_question, max_per_phrase=cfg.ppdb_max_per_phrase,
+        max_questions=cfg.max_questions, on_error=cfg.on_bad_record)
+    stats["generation"] = generate_task(
+        layout.paraphrase_suggestions, layout.paraphrase_candidates, cfg.generator, model_dir,
+        layout.ppdb_table, cfg.beam_size, cfg.without_suggestion, cfg.max_ngram)
+    thresholds = {"test_set": sim.test_set, "augmentation": sim.augmentation,
+                  "adversarial_augmentation": sim.adversarial_augmentation}
+    stats["similarity"] = similarity_task(
+        layout.paraphrase_candidates, layout.paraphrase_scored, thresholds,
+        model_path=sim.model, batch_size=sim.batch_size)
+    stats["test_set"] = test_set_task(
+        squad_dev, layout.paraphrase_scored, layout.paraphrase_test_sets, seed=cfg.seed,
+        name=name, id_base=cfg.test_set_id_base, on_error=cfg.on_bad_record)
+    stats["human_eval"] = _human_eval(params, name, cfg.ratings_file, "dev")
+    if cfg.adversarial:
+        stats.update(_adversarial(params, model_dir, thresholds))
+    notes = [f"Profile `{params.profile}`; paraphraser `{cfg.generator}`; similarity "
+             f"thresholds {sim.test_set} (test set), {sim.augmentation} (augmentation), "
+             f"{sim.adversarial_augmentation} (adversarial augmentation), kept when above."]
+    report_task(stats, layout.paraphrase_scored, cfg.report_examples, layout.paraphrase_report,
+                layout.paraphrase_metrics, notes,
+                layout.adversarial_scored if cfg.adversarial else None)
+    test = stats["test_set"]
+    print(f"paraphrased test set: {test['test_pairs']} of {test['questions']} questions -> "
+          f"{layout.paraphrase_test_sets}; report {layout.paraphrase_report}")
+    if not test["test_pairs"]:
+        print(f"warning: no paraphrase passed the {sim.test_set} similarity threshold; the "
+              "test set is empty (expected with the smoke profile's barely trained model)")
+    return stats
+
+
+def _human_eval(params: Params, name: str, ratings_file: str | None, scheme: str) -> dict:
+    """Rating form of the ``name`` test set; ratings imported when the file is configured."""
+    layout, cfg = Layout(params), params.paraphrase
+    ratings = Path(ratings_file) if ratings_file else None
+    if ratings is not None and not ratings.is_absolute():
+        ratings = params.paths.results / ratings
+    return human_eval_task(
+        layout.paraphrase_test_sets / f"{name}_pairs.parquet",
+        layout.paraphrase_test_sets / f"{name}_orig.json", layout.paraphrase_human_eval / name,
+        list(cfg.raters), cfg.seed, ratings, cfg.min_rating, cfg.on_bad_record, name,
+        cfg.test_set_id_base if scheme == "dev" else None, scheme)
+
+
+def _adversarial(params: Params, model_dir: Path | None, thresholds: dict) -> dict:
+    """Adversarial suggestions (Flair NER + chunker over the context) -> paraphrases ->
+    similarity -> the ``adv`` set (kept above the adversarial threshold) and its rating form."""
+    layout, cfg = Layout(params), params.paraphrase
+    stats: dict[str, dict] = {}
+    ner, chunk = cfg.ner_tagger, cfg.chunk_tagger
+    if ner is None or chunk is None:
+        if params.sources.world != "demo":
+            raise ValueError("paraphrase.ner_tagger and paraphrase.chunk_tagger must name Flair "
+                             "models (hub names or paths) for real data: the offline taggers "
+                             "are trained on the demo world")
+        stats["taggers"] = train_taggers_task(params.demo_world, layout.paraphrase_taggers,
+                                              cfg.quick_taggers)
+        ner = ner or stats["taggers"]["ner"]
+        chunk = chunk or stats["taggers"]["chunk"]
+    squad_dev = params.raw_path("squad_dev")
+    stats["adversarial"] = adversarial_task(
+        squad_dev, _as_path(ner), _as_path(chunk), layout.adversarial_suggestions,
+        per_question=cfg.suggestions_per_question, max_questions=cfg.max_questions,
+        on_error=cfg.on_bad_record)
+    stats["adversarial_generation"] = generate_task(
+        layout.adversarial_suggestions, layout.adversarial_candidates, cfg.generator, model_dir,
+        layout.ppdb_table, cfg.beam_size, False, cfg.max_ngram)
+    stats["adversarial_similarity"] = similarity_task(
+        layout.adversarial_candidates, layout.adversarial_scored, thresholds,
+        model_path=cfg.similarity.model, batch_size=cfg.similarity.batch_size)
+    stats["adversarial_set"] = test_set_task(
+        squad_dev, layout.adversarial_scored, layout.paraphrase_test_sets, seed=cfg.seed,
+        keep_column="keep_adversarial_augmentation", name="adv",
+        on_error=cfg.on_bad_record, id_scheme="adv")
+    stats["adversarial_human_eval"] = _human_eval(params, "adv", cfg.adversarial_ratings_file,
+                                                  "adv")
+    return stats
+
+
+def _as_path(name_or_path: str) -> Path | str:
+    """A local model file as a Path (the task cache hashes its content), else the hub name."""
+    return Path(name_or_path) if Path(name_or_path).exists() else name_or_path
+
+
+if __name__ == "__main__":
+    from flows.cli import FLOWS, main_for
+
+    FLOWS.setdefault("paraphrase", ("flows.paraphrase", "paraphrase"))
+    main_for("paraphrase")

@@ -1,0 +1,381 @@
+"""Flair sequence taggers (NER, phrase chunks) for the adversarial suggestions of Gan & Ng (2019).
+
+Two ways to get a tagger, both returning a ``flair.models.SequenceTagger``:
+
+- :func:`load_tagger` by hub name (``"ner-ontonotes-fast"``, ``"chunk-fast"``; used when the
+  model is in Flair's cache or the hub can be reached) or by local path (a ``.pt`` file or a
+  training directory holding ``final-model.pt``/``best-model.pt``). A hub name that cannot be
+  fetched raises :class:`TaggerUnavailableError`, whose message says how to train the offline
+  taggers instead.
+- :func:`train_tagger` trains a small tagger offline on a Flair column corpus (as written by
+  :mod:`tasks.paraphrase.tagging_data`): a BiLSTM(-CRF) over a stack of character embeddings and
+  one-hot word embeddings, neither of which needs a download. The model is saved like any Flair
+  model (``final-model.pt``) and loads with :func:`load_tagger`.
+- :func:`train_demo_taggers` does both steps for a demo world: the gold corpus, then the NER
+  and chunk taggers (reused when already trained from the same inputs). The defaults of
+  :class:`TaggerTrainConfig` are for the demo profile; :data:`QUICK_CONFIGS` train in seconds
+  (tests, smoke).
+
+Flair 0.15.1 traps handled here (each has a test):
+
+- ``CharacterEmbeddings()`` without ``path_to_char_dict`` downloads Flair's common-character
+  list; we build the character dictionary from the corpus (saved as ``char_dict.pkl``).
+- Trainable embeddings with the trainer's default ``embeddings_storage_mode="cpu"`` keep the
+  first epoch's vectors on the dev sentences, so dev scores go stale; we train with ``"none"``.
+- A token's vectors are concatenated in the sorted order of the embedding names. The stack
+  renames its members ``0-...``, ``1-...`` but a reloaded ``OneHotEmbeddings`` is named
+  ``one-hot-text`` again, so with one-hot first the reloaded model would read its input in the
+  wrong order. Character embeddings therefore come first (``0-Char``, then ``one-hot-text``
+  sorts after it both before and after a reload).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from tasks.config import Section
+from tasks.io.atomic import write_json
+
+if TYPE_CHECKING:  # pragma: no cover
+    from flair.models import SequenceTagger
+
+logger = logging.getLogger(__name__)
+
+#: Column layout of the corpora (same as ``tasks.paraphrase.tagging_data.COLUMNS``).
+DEFAULT_COLUMNS: dict[int, str] = {0: "text", 1: "ner", 2: "chunk"}
+MODEL_FILES = ("final-model.pt", "best-model.pt")
+_OFFLINE_HINT = """\
+Flair's pretrained taggers come from a model hub that this machine cannot reach, and {name!r} \
+is not in Flair's local cache ({cache}). Train the small offline taggers on the demo world \
+instead and pass their paths:
+
+    from tasks.config import load_params
+    from tasks.paraphrase.tagging_data import build_demo_tagging_corpus
+    from models.flair_taggers import train_tagger
+    params = load_params(profile="demo")
+    build_demo_tagging_corpus(params.demo_world, "data/taggers/corpus")
+    ner = train_tagger("data/taggers/corpus", "ner", "data/taggers/ner")
+    chunk = train_tagger("data/taggers/corpus", "chunk", "data/taggers/chunk")
+    # then load_tagger("data/taggers/ner/final-model.pt"), load_tagger("data/taggers/chunk")
+
+(or copy a downloaded Flair model file here and pass its path).
+Original error: {error}"""
+
+
+class TaggerUnavailableError(RuntimeError):
+    """A tagger named by hub name or path cannot be loaded (offline, missing file)."""
+
+
+class TaggerTrainConfig(Section):
+    """A small BiLSTM-CRF tagger over character + one-hot word embeddings (no downloads)."""
+
+    seed: int = 13
+    word_embedding_dim: int = Field(64, ge=1)
+    min_word_freq: int = Field(2, ge=1, description="rarer training words map to <unk>")
+    char_embedding_dim: int = Field(25, ge=1)
+    char_hidden_size: int = Field(25, ge=1)
+    hidden_size: int = Field(64, ge=1)
+    rnn_layers: int = Field(1, ge=1)
+    use_crf: bool = True
+    dropout: float = Field(0.0, ge=0.0, lt=1.0)
+    word_dropout: float = Field(0.05, ge=0.0, lt=1.0)
+    locked_dropout: float = Field(0.0, ge=0.0, lt=1.0)
+    optimizer: Literal["sgd", "adam"] = "adam"
+    learning_rate: float = Field(0.01, gt=0.0)
+    mini_batch_size: int = Field(32, ge=1)
+    max_epochs: int = Field(8, ge=1)
+    patience: int = Field(3, ge=0)
+    max_train_sentences: int | None = Field(
+        2000, ge=1, description="train on a seeded sample of this many sentences (None: all)")
+    threads: int | None = Field(1, ge=1, description="torch CPU threads while training (small "
+                                "LSTMs are fastest on one); None: leave torch's setting")
+
+
+@dataclass(frozen=True)
+class TrainedTagger:
+    """Where a trained tagger was saved and how it scored (micro F1 over spans)."""
+
+    model_path: Path
+    tag_type: str
+    test_f1: float | None
+    dev_f1: float | None
+    labels: tuple[str, ...]
+    #: The trained model in memory (``None`` when the result was read back from disk).
+    tagger: Any = field(default=None, repr=False, compare=False)
+
+
+# -- loading ------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _quiet_flair() -> Iterator[None]:
+    """Flair logs a one-hot model's whole vocabulary at INFO when it loads: hold that back."""
+    flair_log = logging.getLogger("flair")
+    level = flair_log.level
+    flair_log.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        flair_log.setLevel(level)
+
+
+def _model_file(path: Path) -> Path:
+    if path.is_dir():
+        for name in MODEL_FILES:
+            if (path / name).is_file():
+                return path / name
+        raise TaggerUnavailableError(f"{path}: no {' or '.join(MODEL_FILES)} in this directory")
+    return path
+
+
+def _looks_like_path(name: str) -> bool:
+    """Paths end in a model suffix, start like a path or have more than one ``/`` (hub ids
+    such as ``flair/ner-english`` have one)."""
+    return (name.endswith((".pt", ".bin", ".pth")) or name.startswith((".", "/", "~"))
+            or name.count("/") > 1)
+
+
+def load_tagger(name_or_path: str | Path) -> SequenceTagger:
+    """A Flair ``SequenceTagger`` from a local file/directory or a hub name.
+
+    Local paths (existing files or directories) are loaded directly and never touch the
+    network. Anything else is a hub name (``"ner-ontonotes-fast"``, ``"flair/chunk-english"``),
+    loaded from Flair's cache or the hub; when that fails (offline), a
+    :class:`TaggerUnavailableError` explains how to train the offline demo taggers. Importing
+    ``tasks`` sets ``HF_HUB_OFFLINE=1`` unless it is set: export ``HF_HUB_OFFLINE=0`` to let
+    Flair download on a machine with internet.
+    """
+    from flair.models import SequenceTagger
+
+    text = str(name_or_path)
+    path = Path(text).expanduser()
+    if path.exists():
+        model_file = _model_file(path)
+        try:
+            with _quiet_flair():
+                return SequenceTagger.load(str(model_file))
+        except Exception as exc:  # a corrupt or non-Flair file
+            raise TaggerUnavailableError(
+                f"{model_file}: not a loadable Flair SequenceTagger ({exc})") from exc
+    if isinstance(name_or_path, Path) or _looks_like_path(text):
+        raise TaggerUnavailableError(
+            f"{text}: no such tagger file or directory; train one with "
+            "models.flair_taggers.train_tagger (see its module docstring)")
+    try:
+        with _quiet_flair():
+            return SequenceTagger.load(text)
+    except Exception as exc:
+        import flair
+
+        raise TaggerUnavailableError(_OFFLINE_HINT.format(
+            name=text, cache=Path(flair.cache_root) / "models", error=f"{type(exc).__name__}: "
+            f"{exc}")) from exc
+
+
+# -- training -----------------------------------------------------------------------------------
+def _char_dictionary(corpus: Any) -> Any:
+    from flair.data import Dictionary
+
+    chars: dict[str, int] = {}
+    for sentence in corpus.train:
+        for token in sentence:
+            for ch in token.text:
+                chars[ch] = chars.get(ch, 0) + 1
+    dictionary = Dictionary(add_unk=True)
+    for ch in sorted(chars, key=lambda c: (-chars[c], c)):
+        dictionary.add_item(ch)
+    return dictionary
+
+
+def build_embeddings(corpus: Any, config: TaggerTrainConfig, char_dict_path: Path) -> Any:
+    """Character embeddings FIRST, then one-hot word embeddings (see the module docstring)."""
+    from flair.embeddings import CharacterEmbeddings, OneHotEmbeddings, StackedEmbeddings
+
+    char_dictionary = _char_dictionary(corpus)
+    char_dictionary.save(char_dict_path)
+    characters = CharacterEmbeddings(path_to_char_dict=str(char_dict_path),
+                                     char_embedding_dim=config.char_embedding_dim,
+                                     hidden_size_char=config.char_hidden_size)
+    words = OneHotEmbeddings.from_corpus(corpus, min_freq=config.min_word_freq,
+                                         embedding_length=config.word_embedding_dim)
+    return StackedEmbeddings([characters, words])
+
+
+def load_column_corpus(corpus_dir: str | Path, columns: dict[int, str] | None = None,
+                       max_train_sentences: int | None = None, seed: int = 13) -> Any:
+    """A Flair ``ColumnCorpus`` of ``train.txt`` (+ ``dev.txt``, ``test.txt`` when present)."""
+    import random
+
+    from flair.data import Corpus
+    from flair.datasets import ColumnCorpus
+
+    corpus_dir = Path(corpus_dir)
+    if not (corpus_dir / "train.txt").is_file():
+        raise FileNotFoundError(f"{corpus_dir}: no train.txt (write one with "
+                                "tasks.paraphrase.tagging_data.build_demo_tagging_corpus)")
+    files = {f"{name}_file": f"{name}.txt" for name in ("train", "dev", "test")
+             if (corpus_dir / f"{name}.txt").is_file() and (corpus_dir / f"{name}.txt").stat()
+             .st_size > 0}
+    corpus = ColumnCorpus(corpus_dir, columns or DEFAULT_COLUMNS, sample_missing_splits=False,
+                          in_memory=True, **files)
+    if max_train_sentences is not None and len(corpus.train) > max_train_sentences:
+        keep = sorted(random.Random(seed).sample(range(len(corpus.train)), max_train_sentences))
+        corpus = Corpus([corpus.train[i] for i in keep], corpus.dev, corpus.test,
+                        name=corpus.name, sample_missing_splits=False)
+    return corpus
+
+
+def train_tagger(corpus_dir: str | Path, tag_type: str, out_dir: str | Path,
+                 config: TaggerTrainConfig | None = None,
+                 columns: dict[int, str] | None = None) -> TrainedTagger:
+    """Train a small Flair tagger for ``tag_type`` (``"ner"`` or ``"chunk"``) offline.
+
+    Writes ``out_dir/final-model.pt`` (plus Flair's ``training.log``/``loss.tsv``, the
+    character dictionary ``char_dict.pkl`` and ``scores.json``) and returns the path and span
+    micro-F1 on dev/test. Nothing is downloaded.
+    """
+    import torch
+
+    config = config or TaggerTrainConfig()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    threads = torch.get_num_threads()
+    if config.threads is not None:
+        torch.set_num_threads(config.threads)
+    try:
+        with warnings.catch_warnings():  # Flair 0.15.1 builds a deprecated CUDA GradScaler
+            warnings.filterwarnings("ignore", message=".*GradScaler", category=FutureWarning)
+            return _train(corpus_dir, tag_type, out_dir, config, columns)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(corpus_dir: str | Path, tag_type: str, out_dir: Path, config: TaggerTrainConfig,
+           columns: dict[int, str] | None) -> TrainedTagger:
+    import flair
+    import torch
+    from flair.models import SequenceTagger
+    from flair.trainers import ModelTrainer
+    from flair.trainers.plugins import MetricHistoryPlugin
+
+    flair.set_seed(config.seed)
+    corpus = load_column_corpus(corpus_dir, columns, config.max_train_sentences, config.seed)
+    label_dictionary = corpus.make_label_dictionary(tag_type, add_unk=False)
+    if len(label_dictionary) == 0:
+        raise ValueError(f"{corpus_dir}: no {tag_type!r} labels in the training split")
+    # Labels only dev/test have would crash Flair's evaluation: know them (never predicted).
+    extra = {span.get_label(tag_type).value for split in (corpus.dev, corpus.test)
+             if split is not None for sentence in split for span in sentence.get_spans(tag_type)}
+    for label in sorted(extra - set(label_dictionary.get_items())):
+        label_dictionary.add_item(label)
+    embeddings = build_embeddings(corpus, config, out_dir / "char_dict.pkl")
+    tagger = SequenceTagger(
+        hidden_size=config.hidden_size, embeddings=embeddings, tag_dictionary=label_dictionary,
+        tag_type=tag_type, use_crf=config.use_crf, rnn_layers=config.rnn_layers,
+        dropout=config.dropout, word_dropout=config.word_dropout,
+        locked_dropout=config.locked_dropout)
+    optimizer = torch.optim.Adam if config.optimizer == "adam" else torch.optim.SGD
+    result = ModelTrainer(tagger, corpus).train(
+        out_dir, learning_rate=config.learning_rate, mini_batch_size=config.mini_batch_size,
+        max_epochs=config.max_epochs, optimizer=optimizer, patience=config.patience,
+        embeddings_storage_mode="none", use_final_model_for_eval=True, save_final_model=True,
+        create_file_logs=True, create_loss_file=True, shuffle=True,
+        plugins=[MetricHistoryPlugin()])
+    model_path = out_dir / "final-model.pt"
+    dev_history = result.get("dev_score_history") or []
+    trained = TrainedTagger(
+        model_path=model_path, tag_type=tag_type,
+        test_f1=float(result["test_score"]) if corpus.test is not None else None,
+        dev_f1=float(dev_history[-1]) if dev_history else None,
+        labels=tuple(label_dictionary.get_items()), tagger=tagger)
+    write_json(out_dir / "scores.json", {
+        "tag_type": tag_type, "test_micro_f1": trained.test_f1, "dev_micro_f1": trained.dev_f1,
+        "labels": list(trained.labels), "train_sentences": len(corpus.train),
+        "config": config.model_dump(mode="json"),
+    }, indent=2)
+    return trained
+
+
+def evaluate_tagger(tagger: SequenceTagger, corpus_file: str | Path,
+                    columns: dict[int, str] | None = None) -> float:
+    """Span micro-F1 of ``tagger`` on one column file (its own label type)."""
+    from flair.datasets import ColumnDataset
+
+    dataset = ColumnDataset(Path(corpus_file), columns or DEFAULT_COLUMNS, in_memory=True)
+    result = tagger.evaluate(dataset, gold_label_type=tagger.label_type, mini_batch_size=64,
+                             embedding_storage_mode="none")
+    return float(result.main_score)
+
+
+# -- the offline demo taggers -------------------------------------------------------------------
+#: Seconds-scale settings (tests, the smoke profile): a few hundred sentences, a few epochs.
+QUICK_CONFIGS: dict[str, TaggerTrainConfig] = {
+    "ner": TaggerTrainConfig(max_epochs=4, max_train_sentences=400, mini_batch_size=16,
+                             hidden_size=48, learning_rate=0.02),
+    "chunk": TaggerTrainConfig(max_epochs=3, max_train_sentences=300, mini_batch_size=16,
+                               hidden_size=48, learning_rate=0.02),
+}
+
+#: Corpus options to go with :data:`QUICK_CONFIGS`: small dev/test splits (fast evaluation).
+QUICK_CORPUS_OPTIONS: dict[str, Any] = {"dev_share": 0.03, "test_share": 0.1}
+
+
+@dataclass(frozen=True)
+class DemoTaggers:
+    """The offline NER and chunk taggers of a demo world and the corpus they were trained on."""
+
+    corpus_dir: Path
+    ner: TrainedTagger
+    chunk: TrainedTagger
+
+
+def _read_trained(out_dir: Path) -> TrainedTagger:
+    scores = json.loads((out_dir / "scores.json").read_text(encoding="utf-8"))
+    return TrainedTagger(out_dir / "final-model.pt", scores["tag_type"], scores["test_micro_f1"],
+                         scores["dev_micro_f1"], tuple(scores["labels"]))
+
+
+def train_demo_taggers(demo_config: Any, out_dir: str | Path,
+                       configs: dict[str, TaggerTrainConfig] | None = None,
+                       corpus_options: dict[str, Any] | None = None,
+                       reuse: bool = True) -> DemoTaggers:
+    """Build the gold corpus of a demo world (``tasks.config.DemoWorldConfig``) under
+    ``out_dir/corpus`` and train ``out_dir/ner`` and ``out_dir/chunk`` on it.
+
+    With ``reuse``, taggers already trained in ``out_dir`` from the same inputs (world config,
+    corpus options, train configs; recorded in ``out_dir/inputs.json``) are read back instead.
+    """
+    from tasks.paraphrase.tagging_data import (
+        CHUNK_TAG_TYPE,
+        NER_TAG_TYPE,
+        build_demo_tagging_corpus,
+    )
+
+    out_dir = Path(out_dir)
+    configs = {NER_TAG_TYPE: TaggerTrainConfig(), CHUNK_TAG_TYPE: TaggerTrainConfig(),
+               **(configs or {})}
+    inputs = {
+        "demo_world": demo_config.model_dump(mode="json"),
+        "corpus_options": corpus_options or {},
+        "configs": {k: v.model_dump(mode="json") for k, v in sorted(configs.items())},
+    }
+    inputs_file = out_dir / "inputs.json"
+    tag_types = (NER_TAG_TYPE, CHUNK_TAG_TYPE)
+    if (reuse and inputs_file.is_file()
+            and json.loads(inputs_file.read_text(encoding="utf-8")) == inputs
+            and all((out_dir / t / name).is_file() for t in tag_types
+                    for name in ("final-model.pt", "scores.json"))):
+        return DemoTaggers(out_dir / "corpus", *(_read_trained(out_dir / t) for t in tag_types))
+    inputs_file.unlink(missing_ok=True)
+    corpus_dir = out_dir / "corpus"
+    build_demo_tagging_corpus(demo_config, corpus_dir, **(corpus_options or {}))
+    trained = [train_tagger(corpus_dir, t, out_dir / t, configs[t]) for t in tag_types]
+    write_json(inputs_file, inputs, indent=2)
+    return DemoTaggers(corpus_dir, *trained)

@@ -1,0 +1,208 @@
+"""The paraphrase pipeline as named steps: plain functions with a cached task on top each.
+
+PPDB lookup table -> training triples -> SentencePiece vocabulary -> paraphraser -> PPDB
+suggestions for the SQuAD dev questions -> generated paraphrases -> similarity filter ->
+non-adversarial test set -> human-evaluation form (and ratings, when given) -> report.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from prefect import task
+
+from tasks.io.atomic import write_json
+from tasks.io.errors import SkipCounter
+from tasks.io.squad import read_squad
+from tasks.io.tables import read_table, write_table
+from tasks.orchestration import artifact_task
+from tasks.paraphrase.generation import (
+    GeneratorKind,
+    generate_candidates,
+    load_generator,
+    train_paraphraser_model,
+)
+from tasks.paraphrase.human_eval import export_form, import_ratings
+from tasks.paraphrase.ppdb_lookup import build_ppdb_table
+from tasks.paraphrase.report import write_report
+from tasks.paraphrase.similarity import score_candidates
+from tasks.paraphrase.suggestions import SUGGESTIONS_SCHEMA, suggest_for_squad
+from tasks.paraphrase.test_sets import (
+    ParaphrasePair,
+    build_test_set,
+    write_test_set,
+)
+from tasks.paraphrase.text import contains_span, normalise_question, tokenize
+from tasks.paraphrase.training_data import build_training_triples
+from tasks.paraphrase.vocab import train_vocab
+
+
+def generate_paraphrases(suggestions_path: Path, out_path: Path, kind: GeneratorKind,
+                         model_dir: Path | None, ppdb_table: Path, beam_size: int | None,
+                         without_suggestion: bool = True, max_n: int = 6) -> dict[str, Any]:
+    """Load the paraphraser of ``kind`` and paraphrase every question of the suggestions."""
+    generator = load_generator(kind, model_dir, ppdb_table, max_n)
+    try:
+        return generate_candidates(suggestions_path, out_path, generator, beam_size,
+                                   without_suggestion)
+    finally:
+        table = getattr(generator, "table", None)
+        if table is not None:
+            table.close()
+
+
+def human_evaluation(pairs_path: Path, orig_path: Path, out_dir: Path, raters: Sequence[str],
+                     seed: int, ratings_file: Path | None = None, min_rating: int = 4,
+                     on_error: str = "raise", name: str = "dev",
+                     id_base: int | None = None, id_scheme: str = "dev") -> dict[str, Any]:
+    """Export the rating form (``out_dir/form.csv``) of the test pairs. With a filled form,
+    import it (``results.json``: counts, kept pairs, agreement) and write the test set
+    restricted to the pairs every rater accepts (``{name}_human_orig/para.json``)."""
+    rows = read_table(pairs_path).to_pylist()
+    form = out_dir / "form.csv"
+    export_form([{"pair_id": r["squad_id"], "original": r["original"],
+                  "paraphrase": r["paraphrase"]} for r in rows], form, raters, seed)
+    counts: dict[str, Any] = {"pairs_exported": len(rows), "raters": len(raters)}
+    if ratings_file is None:
+        return counts
+    if not ratings_file.is_file():
+        raise FileNotFoundError(f"paraphrase.ratings_file: {ratings_file} does not exist (fill "
+                                f"in a copy of {form} and point the parameter at it)")
+    result = import_ratings(ratings_file, [r["squad_id"] for r in rows], raters, min_rating,
+                            on_error)
+    write_json(out_dir / "results.json", result.summary(), indent=2)
+    kept = set(result.kept)
+    by_id = {q.id: q for q in read_squad(orig_path).questions()}
+    pairs = [ParaphrasePair(_original(by_id[r["orig_id"]], r), r["paraphrase"], r["suggestion"],
+                            r["similarity"]) for r in rows if r["squad_id"] in kept]
+    if pairs:
+        write_test_set(pairs, out_dir, f"{name}_human", id_base, id_scheme=id_scheme)
+    return {**counts, **result.counts,
+            **{f"{scale}_{k}": v for scale, values in result.agreement.items()
+               for k, v in values.items() if k != "pairs"}}
+
+
+def _original(question: Any, row: Mapping[str, Any]) -> Any:
+    """The original question with its SQuAD id and text (the orig file holds release ids)."""
+    from dataclasses import replace
+
+    return replace(question, id=row["squad_id"], question=row["original"])
+
+
+def train_taggers(demo_config: Any, out_dir: Path, quick: bool = False) -> dict[str, Any]:
+    """Train the offline Flair NER and chunk taggers on the demo world's gold sentences
+    (:func:`models.flair_taggers.train_demo_taggers`); their model paths and test F1."""
+    from models.flair_taggers import QUICK_CONFIGS, train_demo_taggers
+
+    trained = train_demo_taggers(demo_config, out_dir, QUICK_CONFIGS if quick else None)
+    return {"ner": str(trained.ner.model_path), "chunk": str(trained.chunk.model_path),
+            "ner_test_f1": trained.ner.test_f1, "chunk_test_f1": trained.chunk.test_f1}
+
+
+def adversarial_rows(questions: Sequence[Any], results: Sequence[Any],
+                     per_question: int | None = None) -> list[dict[str, Any]]:
+    """Adversarial results as rows of the suggestions table (``SUGGESTIONS_SCHEMA``): one row
+    per suggestion in context order, a null row for a question without any (``phrase`` holds
+    the chunk label, ``score`` is null). A phrase the question already contains is no
+    suggestion (as for PPDB suggestions)."""
+    rows = []
+    for question, result in zip(questions, results, strict=True):
+        base = {"qid": question.id, "question": question.question,
+                "source": normalise_question(question.question), "score": None}
+        tokens = tokenize(question.question)
+        suggestions = [s for s in result.suggestions
+                       if not contains_span(tokens, tokenize(s.text))][:per_question or None]
+        if not suggestions:
+            rows.append({**base, "rank": 0, "phrase": None, "suggestion": None})
+        for rank, suggestion in enumerate(suggestions, start=1):
+            rows.append({**base, "rank": rank, "phrase": suggestion.label,
+                         "suggestion": normalise_question(suggestion.text)})
+    return rows
+
+
+def suggest_adversarial(squad_path: Path, ner: Path | str, chunker: Path | str, out_path: Path,
+                        per_question: int | None = None, max_questions: int | None = None,
+                        on_error: str = "raise", taggers: tuple[Any, Any] | None = None
+                        ) -> dict[str, Any]:
+    """Adversarial suggestions (:mod:`tasks.paraphrase.adversarial`) of the SQuAD questions,
+    written as a suggestions table; the counts, with why questions got none.
+
+    ``ner`` and ``chunker`` are Flair model names or paths (:func:`models.flair_taggers.
+    load_tagger`); ``taggers`` may pass loaded (or stub) taggers instead.
+    """
+    from tasks.paraphrase.adversarial import suggest_for_questions
+
+    skips = SkipCounter(str(squad_path))
+    questions = [q for q in read_squad(squad_path, on_error=on_error, skips=skips).questions()
+                 if q.answers]
+    if max_questions is not None:
+        questions = questions[:max_questions]
+    if taggers is None:
+        from models.flair_taggers import load_tagger
+
+        taggers = (load_tagger(ner), load_tagger(chunker))
+    results = suggest_for_questions(questions, *taggers)
+    rows = adversarial_rows(questions, results, per_question)
+    write_table(out_path, rows, schema=SUGGESTIONS_SCHEMA)
+    reasons = Counter(_reason_kind(r.reason) for r in results if not r.suggestions)
+    with_rows = {r["qid"] for r in rows if r["suggestion"] is not None}
+    return {"questions": len(questions),
+            "questions_with_suggestions": len(with_rows),
+            "suggestions": sum(1 for r in rows if r["suggestion"] is not None),
+            "phrases_found": sum(len(r.suggestions) for r in results),
+            "squad_skipped": skips.total, "no_phrase_because": dict(reasons.most_common())}
+
+
+def _reason_kind(reason: str) -> str:
+    """A reason with its entity type generalised (``another DATE entity`` -> ``TYPE``)."""
+    return re.sub(r"\b[A-Z][A-Z_]+\b", "TYPE", reason or "no reason given")
+
+
+def examples(scored_path: Path, n: int, threshold_column: str = "keep_test_set"
+             ) -> list[dict[str, Any]]:
+    """Up to ``n`` example paraphrases: half accepted (best first), half rejected."""
+    if n <= 0 or not scored_path.is_file():
+        return []
+    rows = read_table(scored_path).to_pylist()
+    kept = sorted((r for r in rows if r[threshold_column]), key=lambda r: -r["similarity"])
+    dropped = sorted((r for r in rows if not r[threshold_column]),
+                     key=lambda r: -r["similarity"])
+    chosen = kept[: (n + 1) // 2] + dropped[: n // 2]
+    return [{**r, "kept": bool(r[threshold_column])} for r in chosen]
+
+
+def report(stats: Mapping[str, Mapping[str, Any]], scored_path: Path, n_examples: int,
+           report_path: Path, metrics_path: Path, notes: Sequence[str] = (),
+           adversarial_scored: Path | None = None) -> str:
+    """Markdown report + metrics JSON + Prefect markdown artifact."""
+    groups = {"Example paraphrases": examples(scored_path, n_examples)}
+    if adversarial_scored is not None:
+        groups["Example paraphrases with adversarial suggestions"] = examples(
+            adversarial_scored, n_examples, "keep_adversarial_augmentation")
+    return write_report(stats, groups, report_path, metrics_path, notes=notes)
+
+
+build_ppdb_table_task = artifact_task(build_ppdb_table, outputs=("table_path",),
+                                      name="build PPDB table")
+training_triples_task = artifact_task(build_training_triples, outputs=("out_path",),
+                                      name="training triples")
+train_vocab_task = artifact_task(train_vocab, outputs=("vocab_dir",), name="train vocabulary")
+train_paraphraser_task = artifact_task(train_paraphraser_model, outputs=("model_dir",),
+                                       name="train paraphraser")
+suggestions_task = artifact_task(suggest_for_squad, outputs=("out_path",),
+                                 name="PPDB suggestions")
+generate_task = artifact_task(generate_paraphrases, outputs=("out_path",),
+                              name="generate paraphrases")
+similarity_task = artifact_task(score_candidates, outputs=("out_path",),
+                                name="similarity filter")
+test_set_task = artifact_task(build_test_set, outputs=("out_dir",), name="test set")
+train_taggers_task = artifact_task(train_taggers, outputs=("out_dir",), name="train taggers")
+adversarial_task = artifact_task(suggest_adversarial, outputs=("out_path",),
+                                 name="adversarial suggestions")
+human_eval_task = artifact_task(human_evaluation, outputs=("out_dir",),
+                                name="human evaluation")
+report_task = task(report, name="paraphrase report")

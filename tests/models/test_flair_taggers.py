@@ -1,0 +1,169 @@
+"""Offline Flair taggers: training without downloads, save -> load -> same predictions, the
+one-hot/character stacking trap, fresh dev scores, hub names offline, accuracy on held-out
+demo sentences."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import urllib.request
+
+import pytest
+
+from models.flair_taggers import (
+    QUICK_CONFIGS,
+    QUICK_CORPUS_OPTIONS,
+    TaggerTrainConfig,
+    TaggerUnavailableError,
+    build_embeddings,
+    evaluate_tagger,
+    load_column_corpus,
+    load_tagger,
+    train_demo_taggers,
+    train_tagger,
+)
+from tasks.paraphrase.tagging_data import build_demo_tagging_corpus
+
+HELD_OUT = ["Ana Lee was born in Dublin, Ireland on 3 May 1950.",
+            "The album The Silent River was released by Capitol Records in 1999.",
+            "Orion Engineering is headquartered in Lagos."]
+
+
+class NetworkAccess(AssertionError):
+    """Raised by the guard below: something tried to reach the network."""
+
+
+@contextlib.contextmanager
+def no_network():
+    """Make every way out fail loudly: sockets, urllib, Flair's and the hub's downloaders."""
+    import flair.file_utils
+    import flair.models.sequence_tagger_model as stm
+    import huggingface_hub
+
+    def refuse(*args, **kwargs):
+        raise NetworkAccess(f"network access attempted: {args[:2]!r}")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(socket.socket, "connect", refuse)
+        mp.setattr(socket, "create_connection", refuse)
+        mp.setattr(socket, "getaddrinfo", refuse)
+        mp.setattr(urllib.request, "urlopen", refuse)
+        mp.setattr(flair.file_utils, "cached_path", refuse)
+        mp.setattr(flair.file_utils, "hf_download", refuse)
+        mp.setattr(stm, "cached_path", refuse)
+        mp.setattr(stm, "hf_download", refuse)
+        mp.setattr(huggingface_hub, "hf_hub_download", refuse)
+        yield
+
+
+@pytest.fixture(scope="module")
+def tiny_corpus(smoke_params, tmp_path_factory):
+    out = tmp_path_factory.mktemp("flair_tiny_corpus")
+    build_demo_tagging_corpus(smoke_params.demo_world, out, max_train=80, dev_share=0.03,
+                              test_share=0.03)
+    return out
+
+
+@pytest.fixture(scope="module")
+def demo_taggers(smoke_params, tmp_path_factory):
+    """The quick demo taggers (shared with the adversarial tests through the base temp dir)."""
+    return train_demo_taggers(smoke_params.demo_world,
+                              tmp_path_factory.getbasetemp() / "flair-demo-taggers",
+                              configs=QUICK_CONFIGS,
+                              corpus_options=QUICK_CORPUS_OPTIONS)
+
+
+def _predictions(tagger, texts):
+    from flair.data import Sentence
+
+    sentences = [Sentence(t) for t in texts]
+    tagger.predict(sentences)
+    return [[(s.text, s.get_label(tagger.label_type).value, round(s.score, 5))
+             for s in sentence.get_spans(tagger.label_type)] for sentence in sentences]
+
+
+def test_train_and_load_offline_same_predictions(tiny_corpus, tmp_path):
+    config = TaggerTrainConfig(max_epochs=2, hidden_size=16, word_embedding_dim=16,
+                               char_embedding_dim=8, char_hidden_size=8)
+    with no_network():
+        trained = train_tagger(tiny_corpus, "chunk", tmp_path / "chunk", config)
+        assert trained.model_path == tmp_path / "chunk" / "final-model.pt"
+        assert trained.model_path.is_file() and (tmp_path / "chunk" / "char_dict.pkl").is_file()
+        assert {"NP", "VP", "PP"} <= set(trained.labels) <= {"NP", "VP", "PP", "ADJP", "ADVP"}
+        before = _predictions(trained.tagger, HELD_OUT)
+        by_file = load_tagger(trained.model_path)
+        by_dir = load_tagger(tmp_path / "chunk")
+        assert _predictions(by_file, HELD_OUT) == before
+        assert _predictions(by_dir, HELD_OUT) == before
+        # Characters first in the stack: the reloaded stack has the same order.
+        names = [type(e).__name__ for e in by_file.embeddings.embeddings]
+        assert names == ["CharacterEmbeddings", "OneHotEmbeddings"]
+        # embeddings_storage_mode="none": the trainer's last dev score is the final model's
+        # (with Flair's default "cpu" the dev sentences keep epoch-1 vectors and it differs).
+        assert evaluate_tagger(by_file, tiny_corpus / "dev.txt") == pytest.approx(
+            trained.dev_f1, abs=1e-12)
+    assert any(label for sentence in before for _, label, _ in sentence)
+
+
+def test_one_hot_first_would_reload_in_the_wrong_order(tiny_corpus, tmp_path):
+    """Why characters come first: Flair concatenates a token's vectors in sorted name order,
+    and a reloaded one-hot embedding loses its stack prefix (``0-one-hot-text`` ->
+    ``one-hot-text``), so one-hot-first swaps the input halves after a reload."""
+    import torch
+    from flair.data import Sentence
+    from flair.embeddings import CharacterEmbeddings, OneHotEmbeddings, StackedEmbeddings
+    from flair.models import SequenceTagger
+
+    corpus = load_column_corpus(tiny_corpus)
+    config = TaggerTrainConfig(word_embedding_dim=6, char_embedding_dim=4, char_hidden_size=2)
+    good = build_embeddings(corpus, config, tmp_path / "chars.pkl")
+    assert [type(e).__name__ for e in good.embeddings] == ["CharacterEmbeddings",
+                                                            "OneHotEmbeddings"]
+    chars = CharacterEmbeddings(path_to_char_dict=str(tmp_path / "chars.pkl"),
+                                char_embedding_dim=4, hidden_size_char=2)
+    words = OneHotEmbeddings.from_corpus(corpus, min_freq=2, embedding_length=6)
+    wrong = StackedEmbeddings([words, chars])  # one-hot first: the trap
+
+    def vectors_before_and_after(embeddings, name):
+        tagger = SequenceTagger(hidden_size=8, embeddings=embeddings,
+                                tag_dictionary=corpus.make_label_dictionary("chunk"),
+                                tag_type="chunk", use_crf=False)
+        tagger.save(tmp_path / name)
+        reloaded = load_tagger(tmp_path / name)
+        out = []
+        for model in (tagger, reloaded):
+            sentence = Sentence(HELD_OUT[0])
+            model.embeddings.embed(sentence)
+            out.append(sentence[0].get_embedding(model.embeddings.get_names()))
+        return out
+
+    before, after = vectors_before_and_after(good, "good.pt")
+    assert torch.equal(before, after)
+    before, after = vectors_before_and_after(wrong, "wrong.pt")
+    assert before.shape == after.shape == (10,) and not torch.equal(before, after)
+    assert torch.equal(before[:6], after[-6:])  # the same halves, swapped
+
+
+def test_hub_names_and_bad_paths_offline(tmp_path):
+    with no_network(), pytest.raises(TaggerUnavailableError) as error:
+        load_tagger("ner-ontonotes-fast")
+    message = str(error.value)
+    assert "'ner-ontonotes-fast'" in message and "train_tagger" in message
+    assert "build_demo_tagging_corpus" in message
+    with pytest.raises(TaggerUnavailableError, match="no such tagger file"):
+        load_tagger(tmp_path / "missing" / "final-model.pt")
+    with pytest.raises(TaggerUnavailableError, match="no final-model.pt or best-model.pt"):
+        load_tagger(tmp_path)
+    (tmp_path / "junk.pt").write_bytes(b"not a model")
+    with pytest.raises(TaggerUnavailableError, match="not a loadable Flair SequenceTagger"):
+        load_tagger(tmp_path / "junk.pt")
+
+
+def test_demo_taggers_accuracy_on_held_out_sentences(demo_taggers):
+    """Held-out sentences name subjects never seen in training (split by subject)."""
+    assert demo_taggers.ner.test_f1 >= 0.65, demo_taggers.ner
+    assert demo_taggers.chunk.test_f1 >= 0.9, demo_taggers.chunk
+    assert set(demo_taggers.ner.labels) >= {"PERSON", "GPE", "ORG", "WORK_OF_ART", "DATE"}
+    ner = load_tagger(demo_taggers.ner.model_path)
+    [spans] = _predictions(ner, HELD_OUT[:1])
+    assert ("Dublin", "GPE") in [(text, label) for text, label, _ in spans]
