@@ -148,7 +148,6 @@ def _as_path(name_or_path: str) -> Path | str:
 
 
 if __name__ == "__main__":
-    from flows.cli import FLOWS, main_for
+    from flows.cli import main_for
 
-    FLOWS.setdefault("paraphrase", ("flows.paraphrase", "paraphrase"))
     main_for("paraphrase")

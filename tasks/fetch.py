@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.fetch_sources import SOURCES, RemoteFile, get_source
-from tasks.io.atomic import file_fingerprint, write_json
+from tasks.io.atomic import atomic_write, file_fingerprint, write_json
 
 log = logging.getLogger(__name__)
 
@@ -456,17 +456,8 @@ def _gunzip(archive: Path, target: Path) -> Path:
     name = archive.name[:-3] if archive.name.lower().endswith(".gz") else archive.name + ".out"
     target.mkdir(parents=True, exist_ok=True)
     final = target / name
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=target)
-    try:
-        with gzip.open(archive, "rb") as src, os.fdopen(fd, "wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-            dst.flush()
-            os.fsync(dst.fileno())
-        os.replace(tmp, final)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with gzip.open(archive, "rb") as src, atomic_write(final, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
     return final
 
 

@@ -11,7 +11,7 @@ Errors name the file and the 1-based line.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,25 +84,29 @@ def iter_entity_labels(path: str | Path, on_error: str = "raise",
 
 
 def read_entity_labels(path: str | Path, on_error: str = "raise",
-                       skips: SkipCounter | None = None) -> dict[str, EntityLabel]:
+                       skips: SkipCounter | None = None,
+                       wanted: Collection[str] | None = None) -> dict[str, EntityLabel]:
     """Read an entity-label file into ``{id: EntityLabel}`` in file order.
 
-    An id seen twice is a :class:`DataFormatError` naming both lines (in skip mode the later
-    line is counted in ``skips`` and left out).
+    ``wanted`` keeps only those ids (the file is still streamed and validated whole, so a
+    real Wikidata label dump never has to fit in memory). An id seen twice is a
+    :class:`DataFormatError` naming both lines (in skip mode the later line is counted in
+    ``skips`` and left out).
     """
     entities: dict[str, EntityLabel] = {}
     first_line: dict[str, int] = {}
     for lineno, value in iter_jsonl(path, on_error, skips):
         try:
             entity = parse_entity_label(value, path, f"line {lineno}")
-            if entity.id in entities:
+            if entity.id in first_line:
                 raise DataFormatError(path, f"line {lineno}", "each entity id once",
                                       f"{entity.id} again (first on line {first_line[entity.id]})")
         except DataFormatError as error:
             handle(error, on_error, skips)
             continue
-        entities[entity.id] = entity
         first_line[entity.id] = lineno
+        if wanted is None or entity.id in wanted:
+            entities[entity.id] = entity
     return entities
 
 

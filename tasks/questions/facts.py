@@ -19,9 +19,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from tasks.io._jsonstream import iter_jsonl
-from tasks.io.entity_labels import EntityLabel, parse_entity_label
-from tasks.io.errors import DataFormatError, SkipCounter, handle
+from tasks.io.entity_labels import EntityLabel, read_entity_labels
+from tasks.io.errors import SkipCounter
 from tasks.io.tables import read_table, write_table
 from tasks.io.trex import iter_trex_triples
 from tasks.orchestration import artifact_task
@@ -109,25 +108,8 @@ def _answers(objects: Mapping[str, str | None], labels: Mapping[str, EntityLabel
 
 def load_labels_for(path: Path, wanted: set[str], on_error: str = "raise",
                     skips: SkipCounter | None = None) -> dict[str, EntityLabel]:
-    """Stream an entity-label JSONL file and keep the entities whose id is in ``wanted``.
-
-    An id listed twice is a :class:`DataFormatError` naming the line (counted in skip mode).
-    """
-    kept: dict[str, EntityLabel] = {}
-    first_line: dict[str, int] = {}
-    for lineno, value in iter_jsonl(path, on_error, skips):
-        try:
-            entity = parse_entity_label(value, path, f"line {lineno}")
-            if entity.id in kept:
-                raise DataFormatError(path, f"line {lineno}", "each entity id once",
-                                      f"{entity.id} again (first on line {first_line[entity.id]})")
-        except DataFormatError as error:
-            handle(error, on_error, skips)
-            continue
-        if entity.id in wanted:
-            kept[entity.id] = entity
-            first_line[entity.id] = lineno
-    return kept
+    """The entities of an entity-label JSONL file whose id is in ``wanted`` (streamed)."""
+    return read_entity_labels(path, on_error, skips, wanted=wanted)
 
 
 def collect_facts(trex_paths: Iterable[Path], labels: Mapping[str, EntityLabel] | Path,

@@ -34,7 +34,7 @@ def dvc_project(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("dvcproj")
     for name in ("dvc.yaml", ".dvcignore"):
         shutil.copy(PROJECT_ROOT / name, root / name)
-    for folder in ("tasks", "flows"):
+    for folder in ("tasks", "flows", "models"):
         shutil.copytree(PROJECT_ROOT / folder, root / folder,
                         ignore=shutil.ignore_patterns("__pycache__"))
     params = yaml.safe_load((PROJECT_ROOT / "params.yaml").read_text())
@@ -49,7 +49,7 @@ def dvc_project(tmp_path_factory) -> Path:
 
 def test_dvc_repro_runs_the_slice_then_is_a_noop(dvc_project):
     first = _run(["dvc", "repro"], dvc_project)
-    for stage in ("demo_world", "entity_questions", "retrieval"):
+    for stage in ("demo_world", "bm25_index", "entity_questions", "retrieval", "paraphrase"):
         assert f"Running stage '{stage}'" in first, first
     metrics = json.loads((dvc_project / "metrics" / "retrieval_bm25.json").read_text())
     assert len(metrics["per_relation"]) == 24
