@@ -1,8 +1,8 @@
 """The whole study (the main job): every flow of the DAG in order, on one configuration.
 
 demo world (when ``sources.world`` is ``demo``) -> BM25 index of the passages ->
-EntityQuestions -> retrieval.
-The paraphrase, training and reader flows join here as they land.
+EntityQuestions -> retrieval (BM25, dense, hybrid); paraphrased SQuAD test sets.
+Retriever fine-tuning and the readers' EM/F1 join here as they land.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from flows._params import resolve
 from flows.bm25_index import bm25_index
 from flows.demo_world import demo_world
 from flows.entity_questions import entity_questions
+from flows.paraphrase import paraphrase
 from flows.retrieval import retrieval
 from tasks.config import Params
 from tasks.layout import Layout
@@ -31,6 +32,7 @@ def study(params: Params | None = None, profile: str | None = None,
     bm25_index(params=params)
     entity_questions(params=params)
     retrieval(params=params)
+    paraphrase(params=params)
     outputs = {
         "questions": str(layout.eq_dataset),
         "EQ summary": str(layout.eq_summary),
@@ -40,6 +42,8 @@ def study(params: Params | None = None, profile: str | None = None,
            for name in params.retrieval.retrievers},
         "comparison": str(layout.retrieval_comparison_report),
         "figure": str(layout.retrieval_accuracy_plot),
+        "paraphrased sets": str(layout.paraphrase_test_sets),
+        "paraphrase report": str(layout.paraphrase_report),
         "metrics": str(params.paths.metrics),
     }
     for name, path in outputs.items():

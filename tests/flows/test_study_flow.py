@@ -76,7 +76,8 @@ def test_second_run_is_served_from_cache(two_runs):
     first, second = two_runs
     assert second.is_completed()
     states = _task_states(second.state_details.flow_run_id)
-    cached = {name: s for name, s in states.items() if name != "report top-k"}
+    reports = {"report top-k", "paraphrase report"}  # republish their artifacts every run
+    cached = {name: s for name, s in states.items() if name not in reports}
     assert cached, states
     assert all(all(state == "Cached" for state in s) for s in cached.values()), states
     first_states = _task_states(first.state_details.flow_run_id)
