@@ -18,6 +18,7 @@ from tasks.demo.trex import trex_chunks
 from tasks.io.dpr import write_dpr_examples, write_qa_csv
 from tasks.io.entity_labels import EntityLabel, write_entity_labels
 from tasks.io.hyperlinks import write_hyperlink_counts
+from tasks.io.linking import LinkedQuestion, write_linked_questions
 from tasks.io.passages import Passage, write_passages
 from tasks.io.ppdb import write_ppdb_rules
 from tasks.io.quora import write_quora_pairs
@@ -31,6 +32,8 @@ log = logging.getLogger(__name__)
 _SOURCES = SourcesConfig()
 TREX_DIR = Path(_SOURCES.trex).parent
 NQ_TEST = Path(_SOURCES.nq_train).parent / "nq-test.qa.csv"
+#: The entity each NQ training question is about (linking interchange JSONL): linker truth.
+NQ_TRAIN_ENTITIES = Path(_SOURCES.nq_train).parent / "nq-train.entities.jsonl"
 _NEWS_TOPICS = {
     "music": lambda e: (e.cls == "person" and e.attrs.get("role") == "musician")
     or e.kind in ("band", "album", "song"),
@@ -129,12 +132,15 @@ def generate_demo_world(config: DemoWorldConfig, raw_root: Path) -> dict[str, in
         raw_root / _SOURCES.passages, (Passage(str(p.id), p.text, p.title) for p in passages))
 
     bm25 = BM25([f"{p.title} {p.text}" for p in passages])
-    train, dev, test = build_nq(world, passages,
+    train, dev, test, truth = build_nq(world, passages,
                                 (config.n_nq_train, config.n_nq_dev, config.n_nq_test),
                                 stream(seed, "nq"), bm25)
     write_dpr_examples(raw_root / _SOURCES.nq_train, train)
     write_dpr_examples(raw_root / _SOURCES.nq_dev, dev)
     write_qa_csv(raw_root / NQ_TEST, test)
+    write_linked_questions(raw_root / NQ_TRAIN_ENTITIES,
+                           (LinkedQuestion(question, (subject,)) for question, subject in truth))
+    counts[NQ_TRAIN_ENTITIES.as_posix()] = len(truth)
     counts[_SOURCES.nq_train], counts[_SOURCES.nq_dev] = len(train), len(dev)
     counts[NQ_TEST.as_posix()] = len(test)
 

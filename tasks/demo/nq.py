@@ -90,8 +90,13 @@ def _ctx(passage: PassageRecord, score: float, title_score: float) -> DprCtx:
 
 def build_nq(world: World, passages: list[PassageRecord], sizes: tuple[int, int, int],
              rng: random.Random, bm25: BM25 | None = None
-             ) -> tuple[list[DprExample], list[DprExample], list[tuple[str, list[str]]]]:
-    """``(train, dev, test rows)`` of the NQ-like set; disjoint questions."""
+             ) -> tuple[list[DprExample], list[DprExample], list[tuple[str, list[str]]],
+                        list[tuple[str, str]]]:
+    """``(train, dev, test rows, train truth)`` of the NQ-like set; disjoint questions.
+
+    The truth is ``(question, subject id)`` of each training question: the entity a perfect
+    linker finds, which the demo world knows and real NQ does not.
+    """
     candidates = nq_candidates(world, passages)
     weights = [world.entities[c.subject].count ** 0.5 for c in candidates]
     chosen = weighted_sample(rng, candidates, weights, sum(sizes))
@@ -127,4 +132,5 @@ def build_nq(world: World, passages: list[PassageRecord], sizes: tuple[int, int,
     train = [example(c, "nq_train_psgs_w100") for c in chosen[:n_train]]
     dev = [example(c, "nq_dev_psgs_w100") for c in chosen[n_train:n_train + n_dev]]
     test = [(c.question, list(c.answers)) for c in chosen[n_train + n_dev:]]
-    return train, dev, test
+    truth = [(c.question, c.subject) for c in chosen[:n_train]]
+    return train, dev, test, truth
