@@ -96,9 +96,10 @@ def _original(question: Any, row: Mapping[str, Any]) -> Any:
 def train_taggers(demo_config: Any, out_dir: Path, quick: bool = False) -> dict[str, Any]:
     """Train the offline Flair NER and chunk taggers on the demo world's gold sentences
     (:func:`models.flair_taggers.train_demo_taggers`); their model paths and test F1."""
-    from models.flair_taggers import QUICK_CONFIGS, train_demo_taggers
+    from models.flair_taggers import QUICK_CONFIGS, QUICK_CORPUS_OPTIONS, train_demo_taggers
 
-    trained = train_demo_taggers(demo_config, out_dir, QUICK_CONFIGS if quick else None)
+    trained = train_demo_taggers(demo_config, out_dir, QUICK_CONFIGS if quick else None,
+                                 QUICK_CORPUS_OPTIONS if quick else None)
     return {"ner": str(trained.ner.model_path), "chunk": str(trained.chunk.model_path),
             "ner_test_f1": trained.ner.test_f1, "chunk_test_f1": trained.chunk.test_f1}
 
