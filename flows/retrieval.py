@@ -13,7 +13,9 @@ Each run -> DPR-style result JSON per relation (``has_answer`` by the DPR simple
 top-k accuracy per relation and macro average (``metrics/retrieval_<name>.json``) -> Markdown
 table and Prefect table artifact. With more than one retriever: paired bootstrap 95% CIs of the
 top-k difference of every pair (``metrics/retrieval_comparison.json`` + Markdown), and the
-accuracy-vs-k figure (PNG + CSV for ``dvc plots``).
+accuracy-vs-k figure (PNG + CSV for ``dvc plots``). Then Figure 1: the rand-ent / train-ent
+bucket files of ``retrieval.bucket_relations`` with the same indexes and encoder -> top-k
+accuracy per bucket (``metrics/retrieval_buckets.json``) -> one panel per relation (PNG + CSV).
 """
 
 from __future__ import annotations
@@ -26,6 +28,12 @@ from flows._params import resolve
 from flows.bm25_index import bm25_index
 from tasks.config import Params
 from tasks.layout import Layout
+from tasks.retrieval.buckets import (
+    evaluate_buckets_task,
+    plot_buckets_task,
+    retrieve_bm25_buckets_task,
+    retrieve_dense_buckets_task,
+)
 from tasks.retrieval.dense_stages import (
     build_dense_index_task,
     compare_retrievers_task,
@@ -36,35 +44,80 @@ from tasks.retrieval.dense_stages import (
     resolve_dense_encoder,
     retrieve_dense_task,
 )
+from tasks.retrieval.encoders import EncoderSpec
 from tasks.retrieval.stages import evaluate_run_task, report_topk_task, retrieve_bm25_task
 
 TITLES = {"bm25": "BM25", "dense": "dense", "hybrid": "hybrid: BM25 + dense, RRF"}
 RRF_K = 60
 
 
-def bm25_run(params: Params, layout: Layout) -> Path:
-    """BM25: the index of the ``bm25-index`` flow (built here only when missing) -> TREC run."""
+def bm25_run(params: Params, layout: Layout) -> tuple[Path, str | Path]:
+    """BM25: the index of the ``bm25-index`` flow (built here only when missing) -> TREC run.
+
+    Returns the run and the index (a directory or a prebuilt index name).
+    """
     bm25 = params.retrieval.bm25
     index: str | Path = bm25.prebuilt_index or layout.bm25_index
     if not bm25.prebuilt_index and not (layout.bm25_index / "manifest.json").is_file():
         index = Path(bm25_index(params=params))
-    return retrieve_bm25_task(index, layout.eq_dataset,
-                              layout.retrieval_results("bm25") / "test.trec", k=bm25.top_k,
-                              k1=bm25.k1, b=bm25.b, threads=bm25.threads, heap=bm25.java_heap)
+    run = retrieve_bm25_task(index, layout.eq_dataset,
+                             layout.retrieval_results("bm25") / "test.trec", k=bm25.top_k,
+                             k1=bm25.k1, b=bm25.b, threads=bm25.threads, heap=bm25.java_heap)
+    return run, index
 
 
-def dense_run(params: Params, layout: Layout) -> Path:
-    """Dense: shard tasks -> FAISS index -> question encoding + search -> TREC run."""
+def dense_run(params: Params, layout: Layout) -> tuple[Path, Path, EncoderSpec]:
+    """Dense: shard tasks -> FAISS index -> question encoding + search -> TREC run.
+
+    Returns the run, the FAISS index and the encoder.
+    """
     dense = params.retrieval.dense
     spec = resolve_dense_encoder(dense)
     passages = params.raw_path("passages")
     shards = encode_all_shards(passages, layout.dense_shards(), spec, dense)
     index = build_dense_index_task(shards, layout.dense_index(), spec, **index_options(dense))
     print(f"dense index ({dense.index}, {spec.describe()}): {index}")
-    return retrieve_dense_task(index, layout.eq_dataset,
-                               layout.retrieval_results("dense") / "test.trec", spec,
-                               k=dense.top_k, batch_size=dense.batch_size, device=dense.device,
-                               bf16=dense.bf16)
+    run = retrieve_dense_task(index, layout.eq_dataset,
+                              layout.retrieval_results("dense") / "test.trec", spec,
+                              k=dense.top_k, batch_size=dense.batch_size, device=dense.device,
+                              bf16=dense.bf16)
+    return run, index, spec
+
+
+def bucket_evaluation(params: Params, layout: Layout, retrievers: list[str],
+                      bm25_index_ref: str | Path | None,
+                      dense: tuple[Path, EncoderSpec] | None) -> dict:
+    """Figure 1: the rand-ent / train-ent bucket questions of ``retrieval.bucket_relations``
+    retrieved with the same indexes and encoder as the test split -> accuracy per bucket
+    (``metrics/retrieval_buckets.json``) -> PNG + CSV."""
+    cfg, eq = params.retrieval, params.entity_questions
+    where = layout.retrieval_buckets_results
+    scope = {"sets": list(cfg.bucket_sets), "relations": list(cfg.bucket_relations),
+             "n_buckets": eq.n_buckets}
+    runs: dict[str, Path] = {}
+    if bm25_index_ref is not None:
+        bm25 = cfg.bm25
+        runs["bm25"] = retrieve_bm25_buckets_task(
+            bm25_index_ref, layout.eq_dataset, where / "bm25.trec", **scope, k=bm25.top_k,
+            k1=bm25.k1, b=bm25.b, threads=bm25.threads, heap=bm25.java_heap)
+    if dense is not None:
+        index, spec = dense
+        runs["dense"] = retrieve_dense_buckets_task(
+            index, layout.eq_dataset, where / "dense.trec", spec, **scope, k=cfg.dense.top_k,
+            batch_size=cfg.dense.batch_size, device=cfg.dense.device, bf16=cfg.dense.bf16)
+    if "hybrid" in retrievers:
+        runs["hybrid"] = fuse_runs_task([runs["bm25"], runs["dense"]], where / "hybrid.trec",
+                                        k=RRF_K, depth=max(cfg.bm25.top_k, cfg.dense.top_k))
+    metrics = evaluate_buckets_task(
+        {name: runs[name] for name in retrievers}, layout.eq_dataset, params.raw_path("passages"),
+        layout.retrieval_buckets_metrics, **scope, ks=list(cfg.ks), mode=cfg.has_answer_mode,
+        bucket_order=eq.bucket_order, questions_table=layout.questions_table)
+    png = layout.retrieval_buckets_plot
+    plot_buckets_task(layout.retrieval_buckets_metrics, cfg.headline_k, png,
+                      png.with_suffix(".csv"))
+    print(f"accuracy per bucket ({', '.join(cfg.bucket_sets)}; "
+          f"{', '.join(cfg.bucket_relations)}) -> {layout.retrieval_buckets_metrics}, {png}")
+    return metrics
 
 
 @flow(name="retrieval", log_prints=True)
@@ -79,10 +132,13 @@ def retrieval(params: Params | None = None, profile: str | None = None,
     passages = params.raw_path("passages")
     retrievers = list(dict.fromkeys(cfg.retrievers))
     runs: dict[str, Path] = {}
+    bm25_index_ref: str | Path | None = None
+    dense: tuple[Path, EncoderSpec] | None = None
     if {"bm25", "hybrid"} & set(retrievers):
-        runs["bm25"] = bm25_run(params, layout)
+        runs["bm25"], bm25_index_ref = bm25_run(params, layout)
     if {"dense", "hybrid"} & set(retrievers):
-        runs["dense"] = dense_run(params, layout)
+        runs["dense"], dense_index, spec = dense_run(params, layout)
+        dense = (dense_index, spec)
     if "hybrid" in retrievers:
         runs["hybrid"] = fuse_runs_task([runs["bm25"], runs["dense"]],
                                         layout.retrieval_results("hybrid") / "test.trec",
@@ -108,6 +164,8 @@ def retrieval(params: Params | None = None, profile: str | None = None,
         for pair in comparison["pairs"].values():
             print(f"top-{cfg.headline_k} {pair['a']} - {pair['b']}: {pair['difference']:+.2f} "
                   f"points, 95% CI [{pair['ci_low']:+.2f}, {pair['ci_high']:+.2f}]")
+    if cfg.bucket_relations and cfg.bucket_sets:
+        bucket_evaluation(params, layout, retrievers, bm25_index_ref, dense)
     return metrics
 
 

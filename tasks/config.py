@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -211,6 +212,20 @@ class RetrievalConfig(Section):
         100, ge=1, description="passages per question in the DPR result JSON (None = all); "
         "accuracy always uses the whole run")
     has_answer_mode: Literal["string", "title_string", "title", "regex"] = "string"
+    # Figure 1: accuracy per subject-frequency bucket (one-off bucket files of the relations).
+    bucket_relations: tuple[str, ...] = Field(
+        ("P19", "P36", "P106", "P159", "P170", "P800"),
+        description="relations whose rand-ent / train-ent bucket files are evaluated "
+        "(empty = no bucket evaluation)")
+    bucket_sets: tuple[Literal["rand-ent", "train-ent"], ...] = ("rand-ent", "train-ent")
+
+    @field_validator("bucket_relations")
+    @classmethod
+    def _check_bucket_relations(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [r for r in value if not re.fullmatch(r"P[0-9]+", r)]
+        if bad:
+            raise ValueError(f"bucket_relations must be Wikidata property ids (P19), not {bad}")
+        return tuple(dict.fromkeys(value))
 
 
 class ParaphraseSimilarityConfig(Section):

@@ -192,3 +192,21 @@ class Layout:
     def adversarial_scored(self) -> Path:
         """Adversarial candidates with similarity and keep flags (Parquet)."""
         return self.paraphrase_root / "adversarial_scored.parquet"
+
+    # --- accuracy per subject-frequency bucket (Figure 1) -----------------------------------
+
+    @property
+    def retrieval_buckets_results(self) -> Path:
+        """TREC runs of the rand-ent / train-ent bucket questions (``<retriever>.trec``)."""
+        return self.params.paths.results / "retrieval" / "buckets"
+
+    @property
+    def retrieval_buckets_metrics(self) -> Path:
+        """Top-k accuracy per set, relation, bucket and retriever (metrics JSON)."""
+        return self.params.paths.metrics / "retrieval_buckets.json"
+
+    @property
+    def retrieval_buckets_plot(self) -> Path:
+        """Figure 1: accuracy per bucket, one panel per relation (PNG); the data as long CSV
+        next to it (``.csv``)."""
+        return self.params.paths.plots / "retrieval_buckets.png"

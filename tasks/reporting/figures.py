@@ -1,8 +1,10 @@
-"""Figures: top-k accuracy against k for several retrievers (PNG + CSV for ``dvc plots``).
+"""Figures (PNG + CSV for ``dvc plots``): top-k accuracy against k for several retrievers, and
+top-k accuracy per subject-frequency bucket (Figure 1 of the paper).
 
 Matplotlib is used through its object API with the Agg canvas (no pyplot state, no display).
-The CSV is wide, one row per k and one column per retriever (macro accuracy in percent), so
-``dvc plots`` can draw it with ``x: k`` and ``y: [<retriever>, ...]``.
+The accuracy-vs-k CSV is wide, one row per k and one column per retriever (macro accuracy in
+percent), so ``dvc plots`` can draw it with ``x: k`` and ``y: [<retriever>, ...]``. The bucket
+CSV is long (``set,relation,bucket,retriever,accuracy``), for ``x: bucket``, ``y: accuracy``.
 """
 
 from __future__ import annotations
@@ -56,6 +58,98 @@ def write_accuracy_vs_k(metrics_by_retriever: Mapping[str, Mapping], ks: Sequenc
     axes.set_title(title)
     axes.grid(True, alpha=0.3)
     axes.legend()
+    figure.tight_layout()
+    with atomic_write(png_path, mode="wb") as handle:
+        figure.savefig(handle, format="png", metadata={"Software": None})
+    return [png_path, csv_path]
+
+
+BUCKET_CSV_HEADER = ["set", "relation", "bucket", "retriever", "accuracy"]
+_SET_STYLES = {"rand-ent": "-", "train-ent": "--"}
+
+
+def bucket_accuracy_rows(metrics: Mapping, k: int) -> list[list]:
+    """Long rows ``[set, relation, bucket, retriever, top-k accuracy]`` of the bucket metrics
+    (``retrieval_buckets.json``); empty buckets (no accuracy) are left out."""
+    rows: list[list] = []
+    for bucket_set, relations in metrics["sets"].items():
+        for relation, buckets in relations.items():
+            for bucket_name, entry in buckets.items():
+                bucket = int(bucket_name.removeprefix("bucket"))
+                for retriever in metrics["retrievers"]:
+                    accuracy = entry.get(retriever)
+                    if accuracy is not None:
+                        rows.append([bucket_set, relation, bucket, retriever,
+                                     accuracy[f"top{k}"]])
+    return rows
+
+
+def bucket_axis_label(bucket_order: str, n_buckets: int) -> tuple[list[str], str]:
+    """Tick labels for buckets ``0..n-1`` and the x-axis label, rare/frequent as numbered."""
+    labels = [str(b) for b in range(n_buckets)]
+    rare, frequent = (0, n_buckets - 1) if bucket_order == "ascending" else (n_buckets - 1, 0)
+    labels[rare] += "\nrare"
+    if frequent != rare:
+        labels[frequent] += "\nfrequent"
+    direction = ("rare -> frequent" if bucket_order == "ascending" else "frequent -> rare")
+    return labels, f"subject frequency bucket ({direction}, by hyperlink count)"
+
+
+def write_bucket_accuracy(metrics: Mapping, k: int, png_path: Path,
+                          csv_path: Path | None = None,
+                          title: str = "EntityQuestions: top-{k} accuracy per subject-frequency "
+                          "bucket") -> list[Path]:
+    """Figure 1 of the paper: one panel per relation, x = bucket, y = top-``k`` accuracy, one
+    colour per retriever, rand-ent solid and train-ent dashed; PNG + long CSV (``dvc plots``:
+    ``x: bucket``, ``y: accuracy``)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    png_path = Path(png_path)
+    csv_path = Path(csv_path) if csv_path is not None else png_path.with_suffix(".csv")
+    rows = bucket_accuracy_rows(metrics, k)
+    with atomic_write(csv_path, newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(BUCKET_CSV_HEADER)
+        writer.writerows(rows)
+
+    relations = list(dict.fromkeys(r for rels in metrics["sets"].values() for r in rels))
+    n_buckets = max((len(b) for rels in metrics["sets"].values() for b in rels.values()),
+                    default=1)
+    if not relations:
+        raise ValueError("no relations to plot")
+    columns = min(3, len(relations))
+    n_rows = -(-len(relations) // columns)
+    figure = Figure(figsize=(4.2 * columns, 3.4 * n_rows + 0.6), dpi=120)
+    FigureCanvasAgg(figure)
+    axes_grid = figure.subplots(n_rows, columns, squeeze=False, sharey=True)
+    colours = {name: f"C{i}" for i, name in enumerate(metrics["retrievers"])}
+    labels, xlabel = bucket_axis_label(metrics.get("bucket_order", "ascending"), n_buckets)
+    for index, axes in enumerate(axes_grid.flat):
+        if index >= len(relations):
+            axes.set_visible(False)
+            continue
+        relation = relations[index]
+        for bucket_set in metrics["sets"]:
+            for retriever in metrics["retrievers"]:
+                points = [(b, acc) for s, r, b, name, acc in rows
+                          if s == bucket_set and r == relation and name == retriever]
+                if points:
+                    axes.plot([b for b, _ in points], [a for _, a in points], marker="o",
+                              markersize=3, color=colours[retriever],
+                              linestyle=_SET_STYLES.get(bucket_set, ":"),
+                              label=f"{retriever} ({bucket_set})")
+        axes.set_title(relation)
+        axes.set_xticks(range(n_buckets), labels, fontsize=7)
+        axes.set_ylim(0, 100)
+        axes.grid(True, alpha=0.3)
+        if index % columns == 0:
+            axes.set_ylabel(f"top-{k} accuracy (%)")
+        if index >= len(relations) - columns:
+            axes.set_xlabel(xlabel, fontsize=8)
+        if index == 0:
+            axes.legend(fontsize=7)
+    figure.suptitle(title.format(k=k))
     figure.tight_layout()
     with atomic_write(png_path, mode="wb") as handle:
         figure.savefig(handle, format="png", metadata={"Software": None})
