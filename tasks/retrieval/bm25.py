@@ -89,7 +89,7 @@ def open_searcher(index: str | Path, k1: float = 0.9, b: float = 0.4, heap: str 
 
 
 def bm25_search(index: str | Path, queries: Sequence[str], qids: Sequence[str], k: int = 100,
-                k1: float = 0.9, b: float = 0.4, threads: int = 2, batch_size: int = 2000,
+                k1: float = 0.9, b: float = 0.4, threads: int = 2, batch_size: int = 10_000,
                 heap: str = "2g", progress: bool = True) -> Run:
     """Top-``k`` BM25 hits for each query: ``{qid: [(docid, score), ...]}`` in rank order."""
     if len(queries) != len(qids):
