@@ -23,7 +23,13 @@ from typing import Any
 import torch
 
 from models.paraphraser.config import ModelConfig, ParaphraserConfig
-from models.paraphraser.data import Triple, check_triples, pad_sources, split_triples
+from models.paraphraser.data import (
+    Triple,
+    check_triples,
+    pad_sources,
+    pad_targets,
+    split_triples,
+)
 from models.paraphraser.generation import Batch, beam_search, greedy_search
 from models.paraphraser.network import PointerGeneratorTransformer
 from models.paraphraser.tokenizer import EncodedSource, ParaphraseTokenizer
@@ -168,13 +174,7 @@ class Paraphraser:
         for idx, chunk, batch in self._batches(inputs, batch_size):
             labels = [tok.encode_target(targets[i], enc) for i, enc in zip(idx, chunk,
                                                                              strict=True)]
-            width = max(len(t) for t in labels)
-            lab = torch.full((len(labels), width), tok.pad_id, dtype=torch.long)
-            dec = torch.full((len(labels), width), tok.pad_id, dtype=torch.long)
-            for row, ids in enumerate(labels):
-                lab[row, : len(ids)] = torch.tensor(ids)
-                dec[row, 0] = tok.bos_id
-                dec[row, 1 : len(ids)] = torch.tensor(ids[:-1])
+            lab, dec = pad_targets(labels, tok.pad_id, tok.bos_id)
             lab, dec = lab.to(self.device), dec.to(self.device)
             log_probs = self.model(batch.src_ids, batch.src_ext, batch.src_mask, dec,
                                    batch.n_oov)

@@ -62,6 +62,19 @@ def pad_sources(encoded: Sequence[EncodedSource], pad_id: int
     return src_ids, src_ext, src_ids != pad_id, max(len(e.oov_words) for e in encoded)
 
 
+def pad_targets(targets: Sequence[Sequence[int]], pad_id: int, bos_id: int
+                ) -> tuple[Tensor, Tensor]:
+    """Teacher forcing: ``(labels, decoder inputs)``, the inputs shifted right after ``<s>``."""
+    width = max(len(t) for t in targets)
+    labels = torch.full((len(targets), width), pad_id, dtype=torch.long)
+    dec_ids = torch.full((len(targets), width), pad_id, dtype=torch.long)
+    for row, ids in enumerate(targets):
+        labels[row, : len(ids)] = torch.tensor(ids)
+        dec_ids[row, 0] = bos_id
+        dec_ids[row, 1 : len(ids)] = torch.tensor(ids[:-1])
+    return labels, dec_ids
+
+
 class TripleDataset(Dataset):
     """Raw triples; encoding happens in :class:`Collator` (it draws the forced OOV words)."""
 
@@ -111,13 +124,7 @@ class Collator:
             sources.append(enc)
             targets.append(tok.encode_target(target, enc, force=forced))
         src_ids, src_ext, src_mask, n_oov = pad_sources(sources, tok.pad_id)
-        width = max(len(t) for t in targets)
-        labels = torch.full((len(targets), width), tok.pad_id, dtype=torch.long)
-        dec_ids = torch.full((len(targets), width), tok.pad_id, dtype=torch.long)
-        for row, ids in enumerate(targets):
-            labels[row, : len(ids)] = torch.tensor(ids)
-            dec_ids[row, 0] = tok.bos_id
-            dec_ids[row, 1 : len(ids)] = torch.tensor(ids[:-1])
+        labels, dec_ids = pad_targets(targets, tok.pad_id, tok.bos_id)
         return TensorBatch(src_ids, src_ext, src_mask, dec_ids, labels, n_oov)
 
 
