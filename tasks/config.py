@@ -218,6 +218,9 @@ class RetrievalConfig(Section):
         description="relations whose rand-ent / train-ent bucket files are evaluated "
         "(empty = no bucket evaluation)")
     bucket_sets: tuple[Literal["rand-ent", "train-ent"], ...] = ("rand-ent", "train-ent")
+    paraphrased_sets: bool = Field(
+        True, description="also retrieve the orig and para questions of the paraphrased SQuAD "
+        "test sets (when present) over their contexts and compare top-k accuracy")
 
     @field_validator("bucket_relations")
     @classmethod

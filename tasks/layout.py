@@ -210,3 +210,32 @@ class Layout:
         """Figure 1: accuracy per bucket, one panel per relation (PNG); the data as long CSV
         next to it (``.csv``)."""
         return self.params.paths.plots / "retrieval_buckets.png"
+
+    # --- original vs paraphrased SQuAD questions (retrieval) --------------------------------
+
+    @property
+    def paraphrased_index_root(self) -> Path:
+        """The collection of the paraphrased sets' contexts (``passages.tsv``), its
+        JsonCollection (``collection/``), BM25 index (``bm25/``) and dense shards + index
+        (``dense/<model>/``)."""
+        return self.params.paths.data / "indexes" / "paraphrased"
+
+    @property
+    def paraphrased_collection(self) -> Path:
+        """The distinct contexts of the paraphrased sets' orig files (passage TSV)."""
+        return self.paraphrased_index_root / "passages.tsv"
+
+    @property
+    def retrieval_paraphrased_results(self) -> Path:
+        """TREC runs of the orig and para questions (``<retriever>.trec``)."""
+        return self.params.paths.results / "retrieval" / "paraphrased"
+
+    @property
+    def retrieval_paraphrased_metrics(self) -> Path:
+        """Top-k accuracy of orig vs para questions per set and retriever (metrics JSON)."""
+        return self.params.paths.metrics / "retrieval_paraphrased.json"
+
+    @property
+    def retrieval_paraphrased_report(self) -> Path:
+        """Markdown table: orig vs para top-k accuracy and the difference with its CI."""
+        return self.params.paths.reports / "retrieval_paraphrased.md"
