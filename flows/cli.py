@@ -30,6 +30,7 @@ FLOWS = {
     "entity-questions": ("flows.entity_questions", "entity_questions"),
     "retrieval": ("flows.retrieval", "retrieval"),
     "paraphrase": ("flows.paraphrase", "paraphrase"),
+    "paraphrased-retrieval": ("flows.paraphrased_retrieval", "paraphrased_retrieval"),
 }
 
 ProfileOpt = Annotated[str | None, typer.Option(

@@ -17,14 +17,8 @@ accuracy-vs-k figure (PNG + CSV for ``dvc plots``). Then Figure 1: the rand-ent 
 bucket files of ``retrieval.bucket_relations`` with the same indexes and encoder -> top-k
 accuracy per bucket (``metrics/retrieval_buckets.json``) -> one panel per relation (PNG + CSV).
 
-Last (``retrieval.paraphrased_sets``): the original vs paraphrased SQuAD questions of the
-paraphrase flow's test sets (``data/paraphrasing-squad/<set>_{orig,para}.json``), retrieved by
-the same retrievers over the collection of their contexts (a small BM25 index and dense index
-under ``data/indexes/paraphrased/``) -> top-k accuracy of orig and para and the difference with
-a paired bootstrap CI (``metrics/retrieval_paraphrased.json`` + Markdown). The study runs
-retrieval BEFORE paraphrase, so a first study run skips this step (with a note); run
-``qastress stage retrieval`` after the paraphrase flow, or the study a second time, to evaluate
-them.
+The paraphrased SQuAD sets are evaluated by ``flows/paraphrased_retrieval.py``, after the
+paraphrase flow has written them.
 """
 
 from __future__ import annotations
@@ -54,18 +48,8 @@ from tasks.retrieval.dense_stages import (
     retrieve_dense_task,
 )
 from tasks.retrieval.encoders import EncoderSpec
-from tasks.retrieval.paraphrased import (
-    build_paraphrase_dense_index_task,
-    discover_paraphrase_sets,
-    evaluate_paraphrased_runs_task,
-    paraphrase_collection_task,
-    retrieve_bm25_paraphrased_task,
-    retrieve_dense_paraphrased_task,
-)
 from tasks.retrieval.stages import (
-    build_bm25_index_task,
     evaluate_run_task,
-    export_collection_task,
     report_topk_task,
     retrieve_bm25_task,
 )
@@ -143,54 +127,6 @@ def bucket_evaluation(params: Params, layout: Layout, retrievers: list[str],
     return metrics
 
 
-def paraphrased_evaluation(params: Params, layout: Layout, retrievers: list[str],
-                           spec: EncoderSpec | None) -> dict | None:
-    """Original vs paraphrased SQuAD questions over their contexts, with every retriever;
-    ``None`` (and a note) when the paraphrase flow has not written the sets yet."""
-    cfg = params.retrieval
-    set_files = discover_paraphrase_sets(layout.paraphrase_test_sets)
-    if not set_files:
-        print(f"paraphrased sets: no <set>_orig.json + <set>_para.json pair with questions in "
-              f"{layout.paraphrase_test_sets} yet (the paraphrase flow writes them); skipped. "
-              "Run `qastress stage retrieval` after the paraphrase flow to evaluate them.")
-        return None
-    root, where = layout.paraphrased_index_root, layout.retrieval_paraphrased_results
-    collection = paraphrase_collection_task(set_files, layout.paraphrased_collection)
-    runs: dict[str, Path] = {}
-    if {"bm25", "hybrid"} & set(retrievers):
-        bm25 = cfg.bm25
-        json_dir = export_collection_task.with_options(name="paraphrased: export collection")(
-            collection, root / "collection")
-        index = build_bm25_index_task.with_options(name="paraphrased: build BM25 index")(
-            json_dir, root / "bm25", threads=bm25.threads, heap=bm25.java_heap)
-        runs["bm25"] = retrieve_bm25_paraphrased_task(
-            index, set_files, where / "bm25.trec", k=bm25.top_k, k1=bm25.k1, b=bm25.b,
-            threads=bm25.threads, heap=bm25.java_heap)
-    if {"dense", "hybrid"} & set(retrievers):
-        dense = cfg.dense
-        spec = spec or resolve_dense_encoder(dense)
-        options = {"batch_size": dense.batch_size, "device": dense.device, "bf16": dense.bf16}
-        index = build_paraphrase_dense_index_task(
-            collection, root / "dense" / dense.model_name / "shards",
-            root / "dense" / dense.model_name / "index", spec, **options)
-        runs["dense"] = retrieve_dense_paraphrased_task(index, set_files, where / "dense.trec",
-                                                        spec, k=dense.top_k, **options)
-    if "hybrid" in retrievers:
-        runs["hybrid"] = fuse_runs_task.with_options(name="paraphrased: fuse runs")(
-            [runs["bm25"], runs["dense"]], where / "hybrid.trec", k=RRF_K,
-            depth=max(cfg.bm25.top_k, cfg.dense.top_k))
-    metrics = evaluate_paraphrased_runs_task(
-        {name: runs[name] for name in retrievers}, set_files, collection,
-        layout.retrieval_paraphrased_metrics, layout.retrieval_paraphrased_report,
-        list(cfg.ks), k=cfg.headline_k, mode=cfg.has_answer_mode)
-    for set_name, block in metrics["sets"].items():
-        for name, r in block["retrievers"].items():
-            print(f"{set_name} {name} top-{cfg.headline_k} orig - para: {r['difference']:+.2f} "
-                  f"points, 95% CI [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]")
-    print(f"orig vs paraphrased -> {layout.retrieval_paraphrased_report}")
-    return metrics
-
-
 @flow(name="retrieval", log_prints=True)
 def retrieval(params: Params | None = None, profile: str | None = None,
               params_file: str | None = None) -> dict:
@@ -237,8 +173,6 @@ def retrieval(params: Params | None = None, profile: str | None = None,
                   f"points, 95% CI [{pair['ci_low']:+.2f}, {pair['ci_high']:+.2f}]")
     if cfg.bucket_relations and cfg.bucket_sets:
         bucket_evaluation(params, layout, retrievers, bm25_index_ref, dense)
-    if cfg.paraphrased_sets:
-        paraphrased_evaluation(params, layout, retrievers, dense[1] if dense else None)
     return metrics
 
 

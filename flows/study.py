@@ -1,7 +1,8 @@
 """The whole study (the main job): every flow of the DAG in order, on one configuration.
 
 demo world (when ``sources.world`` is ``demo``) -> BM25 index of the passages ->
-EntityQuestions -> retrieval (BM25, dense, hybrid); paraphrased SQuAD test sets.
+EntityQuestions -> retrieval (BM25, dense, hybrid) -> paraphrased SQuAD test sets ->
+retrieval on original vs paraphrased questions.
 Retriever fine-tuning and the readers' EM/F1 join here as they land.
 """
 
@@ -16,6 +17,7 @@ from flows.bm25_index import bm25_index
 from flows.demo_world import demo_world
 from flows.entity_questions import entity_questions
 from flows.paraphrase import paraphrase
+from flows.paraphrased_retrieval import paraphrased_retrieval
 from flows.retrieval import retrieval
 from tasks.config import Params
 from tasks.layout import Layout
@@ -33,6 +35,7 @@ def study(params: Params | None = None, profile: str | None = None,
     entity_questions(params=params)
     retrieval(params=params)
     paraphrase(params=params)
+    paraphrased_retrieval(params=params)
     outputs = {
         "questions": str(layout.eq_dataset),
         "EQ summary": str(layout.eq_summary),

@@ -228,7 +228,7 @@ class Layout:
     @property
     def retrieval_paraphrased_results(self) -> Path:
         """TREC runs of the orig and para questions (``<retriever>.trec``)."""
-        return self.params.paths.results / "retrieval" / "paraphrased"
+        return self.params.paths.results / "retrieval_paraphrased"
 
     @property
     def retrieval_paraphrased_metrics(self) -> Path:

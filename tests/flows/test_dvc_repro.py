@@ -49,7 +49,8 @@ def dvc_project(tmp_path_factory) -> Path:
 
 def test_dvc_repro_runs_the_slice_then_is_a_noop(dvc_project):
     first = _run(["dvc", "repro"], dvc_project)
-    for stage in ("demo_world", "bm25_index", "entity_questions", "retrieval", "paraphrase"):
+    for stage in ("demo_world", "bm25_index", "entity_questions", "retrieval", "paraphrase",
+                  "paraphrased_retrieval"):
         assert f"Running stage '{stage}'" in first, first
     metrics = json.loads((dvc_project / "metrics" / "retrieval_bm25.json").read_text())
     assert len(metrics["per_relation"]) == 24

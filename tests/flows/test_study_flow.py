@@ -77,10 +77,7 @@ def test_second_run_is_served_from_cache(two_runs):
     assert second.is_completed()
     states = _task_states(second.state_details.flow_run_id)
     reports = {"report top-k", "paraphrase report"}  # republish their artifacts every run
-    # The first study run has no paraphrased sets yet (retrieval runs before paraphrase), so
-    # the second run is the first to evaluate them: those tasks run, not cached.
-    cached = {name: s for name, s in states.items()
-              if name not in reports and not name.startswith("paraphrased: ")}
+    cached = {name: s for name, s in states.items() if name not in reports}
     assert cached, states
     assert all(all(state == "Cached" for state in s) for s in cached.values()), states
     first_states = _task_states(first.state_details.flow_run_id)
