@@ -170,17 +170,24 @@ CHUNK_LABELS = {"the capital city": "NP", "its largest city": "NP", "is": "VP"}
 
 
 class StubTagger:
-    """A Flair-like tagger (``label_type`` + ``predict``) that labels every token-aligned
-    occurrence of the phrases it knows."""
+    """A Flair-like tagger with fixed predictions: every token-aligned occurrence of a known
+    phrase gets its label. Records the sentences it was asked to tag."""
 
-    def __init__(self, label_type: str, phrases: dict[str, str]):
-        self.label_type, self.phrases = label_type, phrases
+    def __init__(self, label_type: str, phrases: dict[str, str],
+                 whole: dict[str, str] | None = None):
+        self.label_type = label_type
+        self.phrases = phrases
+        self.whole = whole or {}  # labels of sentences that are exactly this text
+        self.calls: list[list[str]] = []
 
     def predict(self, sentences, mini_batch_size=32, **kwargs):
+        self.calls.append([s.to_original_text() for s in sentences])
         for sentence in sentences:
             starts = {t.start_position: i for i, t in enumerate(sentence.tokens)}
             ends = {t.end_position: i for i, t in enumerate(sentence.tokens)}
             text = sentence.to_original_text()
+            if text in self.whole:
+                sentence[0:len(sentence)].add_label(self.label_type, self.whole[text])
             for phrase, label in self.phrases.items():
                 at = text.find(phrase)
                 while at >= 0:
@@ -188,6 +195,7 @@ class StubTagger:
                     if first is not None and last is not None:
                         sentence[first:last + 1].add_label(self.label_type, label)
                     at = text.find(phrase, at + 1)
+
 
 
 def stub_taggers() -> tuple[StubTagger, StubTagger]:
