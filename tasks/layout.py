@@ -22,11 +22,6 @@ class Layout:
         """Raw inputs in their real formats (``data/raw/<source>/``)."""
         return self.params.paths.raw
 
-    @property
-    def state(self) -> Path:
-        """Prefect's persisted results (the task cache)."""
-        return self.params.paths.state
-
     def trex_files(self) -> list[Path]:
         """The T-REx files matched by ``sources.trex``."""
         pattern = Path(self.params.sources.trex)

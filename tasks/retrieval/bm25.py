@@ -8,7 +8,6 @@ into place when complete, with a ``manifest.json`` recording what it was built f
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
@@ -108,8 +107,3 @@ def bm25_search(index: str | Path, queries: Sequence[str], qids: Sequence[str], 
                 run[qid] = [(h.docid, float(h.score)) for h in hits.get(qid, [])]
             bar.advance(job, len(chunk_q))
     return run
-
-
-def read_manifest(index_dir: Path) -> dict:
-    """The ``manifest.json`` written next to an index."""
-    return json.loads((Path(index_dir) / "manifest.json").read_text(encoding="utf-8"))
