@@ -33,6 +33,7 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp_name, 0o666 & ~_umask())  # mkstemp's 0600 -> what open() would give
         os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -51,6 +52,7 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
         yield tmp
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp's 0700 -> what mkdir() would give
         if path.exists():
             old = path.with_name(f".{path.name}.old")
             _rmtree(old)
@@ -62,6 +64,13 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
     except BaseException:
         _rmtree(tmp)
         raise
+
+
+def _umask() -> int:
+    """The process umask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _rmtree(path: Path) -> None:
