@@ -31,6 +31,7 @@ FLOWS = {
     "retrieval": ("flows.retrieval", "retrieval"),
     "paraphrase": ("flows.paraphrase", "paraphrase"),
     "paraphrased-retrieval": ("flows.paraphrased_retrieval", "paraphrased_retrieval"),
+    "report": ("flows.report", "report"),
 }
 
 ProfileOpt = Annotated[str | None, typer.Option(

@@ -2,7 +2,7 @@
 
 demo world (when ``sources.world`` is ``demo``) -> BM25 index of the passages ->
 EntityQuestions -> retrieval (BM25, dense, hybrid) -> paraphrased SQuAD test sets ->
-retrieval on original vs paraphrased questions.
+retrieval on original vs paraphrased questions -> the HTML report of all of it.
 Retriever fine-tuning and the readers' EM/F1 join here as they land.
 """
 
@@ -18,6 +18,7 @@ from flows.demo_world import demo_world
 from flows.entity_questions import entity_questions
 from flows.paraphrase import paraphrase
 from flows.paraphrased_retrieval import paraphrased_retrieval
+from flows.report import report
 from flows.retrieval import retrieval
 from tasks.config import Params
 from tasks.layout import Layout
@@ -36,6 +37,7 @@ def study(params: Params | None = None, profile: str | None = None,
     retrieval(params=params)
     paraphrase(params=params)
     paraphrased_retrieval(params=params)
+    report(params=params)
     outputs = {
         "questions": str(layout.eq_dataset),
         "EQ summary": str(layout.eq_summary),
@@ -48,6 +50,7 @@ def study(params: Params | None = None, profile: str | None = None,
         "paraphrased sets": str(layout.paraphrase_test_sets),
         "paraphrase report": str(layout.paraphrase_report),
         "metrics": str(params.paths.metrics),
+        "report": str(layout.report_html),
     }
     for name, path in outputs.items():
         print(f"{name:>15}: {Path(path).resolve()}")

@@ -234,3 +234,10 @@ class Layout:
     def retrieval_paraphrased_report(self) -> Path:
         """Markdown table: orig vs para top-k accuracy and the difference with its CI."""
         return self.params.paths.reports / "retrieval_paraphrased.md"
+
+    # --- the study's report -------------------------------------------------------------------
+
+    @property
+    def report_html(self) -> Path:
+        """The study's report: one self-contained HTML file (figures embedded)."""
+        return self.params.paths.reports / "report.html"

@@ -1,0 +1,662 @@
+"""The study's report: one self-contained, deterministic HTML page of what the flows wrote.
+
+:func:`report_artifacts` names every artifact the report reads (metrics JSON, Markdown reports,
+figures) by the :class:`~tasks.layout.Layout`; :func:`raw_input_files` the raw inputs that
+exist (``sources.*`` under ``paths.raw``). :func:`build_report` turns them into HTML: one section
+per flow output, and a section whose artifacts are missing says which flow did not run instead
+of failing. Figures are embedded as base64 ``data:`` URIs, so the page is one file that can be
+mailed or archived. Every number is read from the artifacts, never recomputed.
+
+The page is reproducible byte for byte from the same inputs: no timestamps, keys in the order
+the artifacts hold them, paths shown relative to the directory that holds ``paths.reports``
+(absolute only when outside it), parameters dumped as YAML in model order. Alongside the
+numbers it records the resolved parameters and the sha256 of every raw input and artifact it
+read (:func:`tasks.orchestration.path_fingerprint`: a directory with a ``manifest.json`` is
+represented by the fingerprint recorded there).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from tasks.config import Params
+from tasks.io.atomic import write_text
+from tasks.layout import Layout
+from tasks.orchestration import artifact_task, path_fingerprint
+from tasks.reporting.tables import difference_rows
+
+log = logging.getLogger(__name__)
+
+TITLE = "qastress: stress-testing QA retrievers"
+#: This module's source: a task input of the report, so a change of the page's code or
+#: template invalidates the cached report (the task source alone does not cover them).
+RENDERER = Path(__file__)
+
+#: Flows that write what the report reads, in pipeline order: (flow, CLI stage).
+FLOWS = (
+    ("entity-questions", "qastress stage entity-questions"),
+    ("retrieval", "qastress stage retrieval"),
+    ("paraphrase", "qastress stage paraphrase"),
+    ("paraphrased-retrieval", "qastress stage paraphrased-retrieval"),
+)
+
+
+# --- what the report reads ----------------------------------------------------------------
+
+
+def report_artifacts(layout: Layout) -> dict[str, Path]:
+    """Every artifact the report may read, by a stable name (present or not)."""
+    retrievers = list(dict.fromkeys(layout.params.retrieval.retrievers))
+    return {
+        "eq_summary": layout.eq_summary,
+        **{f"topk_{name}": layout.retrieval_metrics(name) for name in retrievers},
+        "comparison": layout.retrieval_comparison,
+        "accuracy_plot": layout.retrieval_accuracy_plot,
+        "buckets": layout.retrieval_buckets_metrics,
+        "buckets_plot": layout.retrieval_buckets_plot,
+        "paraphrase_metrics": layout.paraphrase_metrics,
+        "paraphrase_report": layout.paraphrase_report,
+        "paraphrased_retrieval": layout.retrieval_paraphrased_metrics,
+    }
+
+
+def raw_input_files(layout: Layout) -> dict[str, list[Path]]:
+    """The raw inputs that exist, per ``sources`` key (``trex`` is a glob: every match)."""
+    params = layout.params
+    found: dict[str, list[Path]] = {}
+    for key in type(params.sources).model_fields:
+        if key == "world":
+            continue
+        paths = layout.trex_files() if key == "trex" else [params.raw_path(key)]
+        paths = [p for p in paths if p.exists()]
+        if paths:
+            found[key] = paths
+    return found
+
+
+def figure_files(layout: Layout) -> list[Path]:
+    """The PNG figures in ``paths.plots`` (sorted by name)."""
+    plots = layout.params.paths.plots
+    return sorted(plots.glob("*.png")) if plots.is_dir() else []
+
+
+# --- the page's building blocks -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Text:
+    """A paragraph of plain text (escaped)."""
+
+    kind: ClassVar[str] = "text"
+    text: str
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A sub-heading inside a section."""
+
+    kind: ClassVar[str] = "heading"
+    text: str
+
+
+@dataclass(frozen=True)
+class Bullets:
+    """A bulleted list of plain text."""
+
+    kind: ClassVar[str] = "list"
+    items: list[str]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of text cells; ``numeric`` columns are right-aligned; ``total``: the last row
+    is a summary row (set in bold)."""
+
+    kind: ClassVar[str] = "table"
+    caption: str
+    header: list[str]
+    rows: list[list[str]]
+    numeric: list[bool] = field(default_factory=list)
+    total: bool = False
+
+    @property
+    def column_classes(self) -> list[str]:
+        """CSS class per column: ``num`` (right-aligned), ``hash`` (monospace) or none."""
+        return ["num" if i < len(self.numeric) and self.numeric[i]
+                else "hash" if name == "sha256" else "" for i, name in enumerate(self.header)]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A PNG embedded as a ``data:`` URI."""
+
+    kind: ClassVar[str] = "figure"
+    caption: str
+    src: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Markdown:
+    """A Markdown report of a flow, rendered to HTML (raw HTML in it is escaped)."""
+
+    kind: ClassVar[str] = "markdown"
+    html: str
+
+
+@dataclass(frozen=True)
+class Preformatted:
+    """Literal text (the parameters)."""
+
+    kind: ClassVar[str] = "pre"
+    text: str
+
+
+Block = Heading | Text | Bullets | Table | Figure | Markdown | Preformatted
+
+
+@dataclass
+class Section:
+    """One section of the page; ``missing`` lists what was absent when it did not run."""
+
+    id: str
+    title: str
+    flow: str | None
+    blocks: list[Block] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def ran(self) -> bool:
+        return not self.missing
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+
+def display_path(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` (POSIX separators); absolute only when outside it."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(root).as_posix()
+    except ValueError:
+        return Path(path).as_posix() if not Path(path).is_absolute() else absolute.as_posix()
+
+
+def _num(value: Any, signed: bool = False) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:+.2f}" if signed else f"{value:.2f}"
+    return str(value)
+
+
+def _ks(accuracy: Mapping[str, Any]) -> list[int]:
+    """The k of ``{"top1": .., "top20": ..}`` in increasing order."""
+    return sorted(int(key.removeprefix("top")) for key in accuracy if key.startswith("top"))
+
+
+def _headline_k(wanted: int, ks: Sequence[int]) -> int:
+    return wanted if wanted in ks or not ks else max(ks)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc})") from None
+
+
+def _figure(path: Path, caption: str) -> Figure:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return Figure(caption=caption, src=f"data:image/png;base64,{data}", name=path.name)
+
+
+def render_markdown(text: str, shift: int = 2) -> str:
+    """Markdown -> HTML (CommonMark + tables, raw HTML escaped), headings moved ``shift``
+    levels down so that a report's ``#`` title nests under its section."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    tokens = md.parse(text)
+    for token in tokens:
+        if token.type in ("heading_open", "heading_close"):
+            token.tag = f"h{min(6, int(token.tag[1:]) + shift)}"
+    return md.renderer.render(tokens, md.options, {})
+
+
+def _missing(section: Section, artifacts: Mapping[str, Path], names: Sequence[str],
+             root: Path) -> bool:
+    """Record the absent artifacts of ``names`` on the section; True when any is absent."""
+    absent = [display_path(artifacts[n], root) for n in names if not artifacts[n].is_file()]
+    section.missing.extend(absent)
+    return bool(absent)
+
+
+# --- sections -------------------------------------------------------------------------------
+
+
+def _entity_questions(artifacts: Mapping[str, Path], root: Path) -> Section:
+    section = Section("entityquestions", "EntityQuestions construction", "entity-questions")
+    if not _missing(section, artifacts, ["eq_summary"], root):
+        section.blocks.append(Markdown(render_markdown(_relative_text(
+            artifacts["eq_summary"].read_text(encoding="utf-8"), root))))
+    return section
+
+
+def _topk(artifacts: Mapping[str, Path], root: Path, metrics: dict[str, dict]) -> Section:
+    section = Section("topk", "Top-k retrieval accuracy per retriever", "retrieval")
+    _missing(section, artifacts, [key for key in artifacts if key.startswith("topk_")], root)
+    for name, m in metrics.items():
+        ks = _ks(m["macro"])
+        rows = [[relation, *[_num(acc.get(f"top{k}")) for k in ks]]
+                for relation, acc in m["per_relation"].items()]
+        rows.append(["macro average", *[_num(m["macro"].get(f"top{k}")) for k in ks]])
+        section.blocks += [
+            Heading(name),
+            Text(f"{m['questions']} EntityQuestions test questions; answer matching "
+                 f"{m['has_answer_mode']} (DPR simple tokenizer); top-k accuracy in percent."),
+            Table(caption=f"{name}: top-k accuracy per relation",
+                  header=["relation", *[f"top-{k}" for k in ks]], rows=rows,
+                  numeric=[False, *[True] * len(ks)], total=True)]
+    return section
+
+
+def _comparison(params: Params, artifacts: Mapping[str, Path], root: Path,
+                metrics: dict[str, dict]) -> Section:
+    section = Section("comparison", "Retriever comparison", "retrieval")
+    if metrics:
+        ks = sorted({k for m in metrics.values() for k in _ks(m["macro"])})
+        section.blocks.append(Table(
+            caption="Macro-average top-k accuracy over relations (percent)",
+            header=["retriever", *[f"top-{k}" for k in ks]],
+            rows=[[name, *[_num(m["macro"].get(f"top{k}")) for k in ks]]
+                  for name, m in metrics.items()],
+            numeric=[False, *[True] * len(ks)]))
+    if len(params.retrieval.retrievers) < 2 and not artifacts["comparison"].is_file():
+        section.blocks.append(Text("One retriever configured: nothing to compare."))
+    elif not _missing(section, artifacts, ["comparison"], root):
+        comparison = _read_json(artifacts["comparison"])
+        header, rows = difference_rows(comparison)
+        section.blocks.append(Text(
+            f"Top-{comparison['k']} accuracy over all {comparison['questions']} questions; "
+            f"A - B in points with a paired bootstrap {round(100 * comparison['confidence'])}% "
+            f"percentile interval over questions ({comparison['n_bootstrap']} resamples, seed "
+            f"{comparison['seed']}); significant when the interval excludes 0."))
+        section.blocks.append(Table(caption=f"Differences at top-{comparison['k']}",
+                                    header=list(header), rows=[[str(c) for c in r] for r in rows],
+                                    numeric=[False, False, True, True, True, False, False]))
+    if not _missing(section, artifacts, ["accuracy_plot"], root):
+        section.blocks.append(_figure(artifacts["accuracy_plot"],
+                                      "Top-k accuracy against k (macro average over relations)"))
+    return section
+
+
+def _buckets(params: Params, artifacts: Mapping[str, Path], root: Path) -> Section:
+    section = Section("buckets", "Accuracy per subject-frequency bucket (Figure 1)", "retrieval")
+    cfg = params.retrieval
+    if not (cfg.bucket_relations and cfg.bucket_sets) and not artifacts["buckets"].is_file():
+        section.blocks.append(Text("Not configured (retrieval.bucket_relations or "
+                                   "retrieval.bucket_sets is empty)."))
+        return section
+    if not _missing(section, artifacts, ["buckets_plot"], root):
+        section.blocks.append(_figure(artifacts["buckets_plot"],
+                                      f"Figure 1: top-{cfg.headline_k} accuracy per subject-"
+                                      "frequency bucket, one panel per relation"))
+    if _missing(section, artifacts, ["buckets"], root):
+        return section
+    metrics = _read_json(artifacts["buckets"])
+    k = _headline_k(cfg.headline_k, list(metrics.get("ks", [])))
+    retrievers = list(metrics["retrievers"])
+    section.blocks.append(Text(
+        f"bucket0 = {metrics.get('bucket0', 'bucket 0')}; answer matching "
+        f"{metrics.get('has_answer_mode', '?')}; top-{k} accuracy in percent (– = empty "
+        "bucket)."))
+    for bucket_set, relations in metrics["sets"].items():
+        for relation, buckets in relations.items():
+            ranged = any("hyperlinks" in entry for entry in buckets.values())
+            rows = []
+            for bucket, entry in buckets.items():
+                span = entry.get("hyperlinks")
+                rows.append([bucket, _num(entry.get("questions")),
+                             *([f"{span[0]}–{span[1]}" if span else "–"] if ranged else []),
+                             *[_num((entry.get(r) or {}).get(f"top{k}")) for r in retrievers]])
+            section.blocks.append(Table(
+                caption=f"{bucket_set}, {relation}",
+                header=["bucket", "questions", *(["subject hyperlinks"] if ranged else []),
+                        *[f"{r} top-{k}" for r in retrievers]],
+                rows=rows, numeric=[False, True, *([False] if ranged else []),
+                                    *[True] * len(retrievers)]))
+    return section
+
+
+def _paraphrase(artifacts: Mapping[str, Path], root: Path) -> Section:
+    section = Section("paraphrase", "Paraphrased SQuAD test sets", "paraphrase")
+    if not _missing(section, artifacts, ["paraphrase_report"], root):
+        section.blocks.append(Markdown(render_markdown(_relative_text(
+            artifacts["paraphrase_report"].read_text(encoding="utf-8"), root))))
+    return section
+
+
+def _paraphrased_retrieval(params: Params, artifacts: Mapping[str, Path],
+                           root: Path) -> Section:
+    section = Section("paraphrased-retrieval", "Retrieval on original vs paraphrased questions",
+                      "paraphrased-retrieval")
+    if _missing(section, artifacts, ["paraphrased_retrieval"], root):
+        return section
+    metrics = _read_json(artifacts["paraphrased_retrieval"])
+    if not metrics.get("sets"):
+        note = metrics.get("note", "no paraphrased set with questions")
+        section.blocks.append(Text(f"Not evaluated: {_relative_text(note, root)}."))
+        return section
+    k = metrics["k"]
+    section.blocks.append(Text(
+        f"Top-{k} accuracy (percent) of the original and the paraphrased questions over their "
+        f"contexts ({metrics.get('collection_passages', '?')} passages); orig - para in points "
+        f"with a paired bootstrap {round(100 * metrics['confidence'])}% interval over question "
+        f"positions ({metrics['n_bootstrap']} resamples, seed {metrics['seed']}); positive = "
+        "paraphrasing hurts."))
+    rows = [[set_name, name, str(block["questions"]), _num(r["orig"].get(f"top{k}")),
+             _num(r["para"].get(f"top{k}")), _num(r["difference"], signed=True),
+             f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]", _num(r["significant"]),
+             f"{r['lost']} / {r['gained']}"]
+            for set_name, block in metrics["sets"].items()
+            for name, r in block["retrievers"].items()]
+    section.blocks.append(Table(
+        caption=f"Original vs paraphrased, top-{k}",
+        header=["set", "retriever", "questions", f"orig top-{k}", f"para top-{k}",
+                "orig - para", f"{round(100 * metrics['confidence'])}% CI", "significant",
+                "lost / gained"],
+        rows=rows, numeric=[False, False, True, True, True, True, False, False, False]))
+    for set_name, block in metrics["sets"].items():
+        hurt = block.get("most_hurt")
+        section.blocks.append(Text(f"Most hurt on {set_name}: {hurt}." if hurt else
+                                   f"No retriever lost accuracy on {set_name}."))
+    return section
+
+
+def _other_figures(figures: Sequence[Path], artifacts: Mapping[str, Path]) -> Section | None:
+    known = {Path(os.path.abspath(p)) for p in artifacts.values()}
+    others = [p for p in figures if Path(os.path.abspath(p)) not in known and p.is_file()]
+    if not others:
+        return None
+    section = Section("figures", "Other figures", None)
+    section.blocks += [_figure(p, p.name) for p in others]
+    return section
+
+
+def _relative_text(text: str, root: Path) -> str:
+    """Free text from an artifact with ``root/`` prefixes of absolute paths removed."""
+    return text.replace(f"{root}{os.sep}", "")
+
+
+def _params_section(params: Params, root: Path) -> Section:
+    import yaml
+
+    dump = params.model_dump(mode="json")
+    dump["paths"] = {key: display_path(Path(value), root)
+                     for key, value in dump["paths"].items()}
+    text = yaml.safe_dump(dump, sort_keys=False, allow_unicode=True, width=96,
+                          default_flow_style=None)
+    return Section("params", "Resolved parameters", None, blocks=[
+        Text(f"Profile {params.profile}, after the profile overlay and overrides; paths "
+             "relative to the directory that holds paths.reports."),
+        Preformatted(text)])
+
+
+def _fingerprints(raw: Mapping[str, Sequence[Path]], read: Sequence[Path], figures:
+                  Sequence[Path], root: Path) -> Section:
+    section = Section("fingerprints", "Data fingerprints", None)
+    section.blocks.append(Text(
+        "sha256 of the files' bytes (a directory with a manifest.json: the fingerprint "
+        "recorded there). The same fingerprints mean the same data."))
+    rows = [[key, display_path(p, root), path_fingerprint(p)]
+            for key, paths in raw.items() for p in paths]
+    section.blocks.append(Table(caption="Raw inputs (sources)", header=["source", "path",
+                                "sha256"], rows=rows, numeric=[False, False, False])
+                          if rows else Text("No raw input found under paths.raw."))
+    seen: dict[str, Path] = {}
+    for path in [*read, *figures]:
+        seen.setdefault(display_path(path, root), path)
+    section.blocks.append(Table(
+        caption="Artifacts read by this report", header=["path", "sha256"],
+        rows=[[name, path_fingerprint(path)] for name, path in seen.items()],
+        numeric=[False, False]))
+    return section
+
+
+# --- the page ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Report:
+    """The rendered page and its headline numbers (Markdown, for a Prefect artifact)."""
+
+    html: str
+    headline: str
+    not_run: list[str]
+
+
+def _headline(params: Params, metrics: Mapping[str, dict], artifacts: Mapping[str, Path],
+              not_run: Sequence[str]) -> list[str]:
+    """Headline numbers as Markdown bullet lines."""
+    lines: list[str] = []
+    k = params.retrieval.headline_k
+    for name, m in metrics.items():
+        kk = _headline_k(k, _ks(m["macro"]))
+        lines.append(f"- {name}: macro top-{kk} accuracy {_num(m['macro'].get(f'top{kk}'))}% "
+                     f"({m['questions']} EntityQuestions test questions)")
+    if artifacts["comparison"].is_file():
+        comparison = _read_json(artifacts["comparison"])
+        for pair in comparison["pairs"].values():
+            lines.append(f"- top-{comparison['k']} {pair['a']} - {pair['b']}: "
+                         f"{pair['difference']:+.2f} points, "
+                         f"{round(100 * comparison['confidence'])}% CI "
+                         f"[{pair['ci_low']:+.2f}, {pair['ci_high']:+.2f}]")
+    if artifacts["paraphrase_metrics"].is_file():
+        stats = _read_json(artifacts["paraphrase_metrics"])
+        for key, label in (("test_set", "paraphrased test set"),
+                           ("adversarial_set", "adversarial set")):
+            block = stats.get(key) or {}
+            if "test_pairs" in block:
+                lines.append(f"- {label}: {block['test_pairs']} of {block.get('questions', '?')} "
+                             "questions paraphrased")
+    if artifacts["paraphrased_retrieval"].is_file():
+        para = _read_json(artifacts["paraphrased_retrieval"])
+        for set_name, block in (para.get("sets") or {}).items():
+            for name, r in block["retrievers"].items():
+                lines.append(f"- {set_name} {name}: top-{para['k']} orig - para "
+                             f"{r['difference']:+.2f} points, CI "
+                             f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]")
+    if not_run:
+        lines.append(f"- not run: {', '.join(not_run)}")
+    return lines
+
+
+def build_report(params: Params, artifacts: Mapping[str, Path],
+                 raw: Mapping[str, Sequence[Path]] | None = None,
+                 figures: Sequence[Path] = (), title: str = TITLE) -> Report:
+    """The HTML page of whatever of ``artifacts`` exists (see :func:`report_artifacts`)."""
+    root = Path(os.path.abspath(params.paths.reports)).parent
+    metrics = {key.removeprefix("topk_"): _read_json(path) for key, path in artifacts.items()
+               if key.startswith("topk_") and path.is_file()}
+    sections = [
+        _entity_questions(artifacts, root),
+        _topk(artifacts, root, metrics),
+        _comparison(params, artifacts, root, metrics),
+        _buckets(params, artifacts, root),
+        _paraphrase(artifacts, root),
+        _paraphrased_retrieval(params, artifacts, root),
+    ]
+    for section in sections:
+        if section.missing and section.blocks:  # partly written: keep it, say what is absent
+            section.blocks.append(Text("Not written: " + ", ".join(section.missing) + "."))
+            section.missing.clear()
+    extra = _other_figures(figures, artifacts)
+    if extra is not None:
+        sections.append(extra)
+    ran = {s.flow for s in sections if s.flow and s.ran}
+    not_run = [flow for flow, _ in FLOWS if flow not in ran]
+    headline = _headline(params, metrics, artifacts, not_run)
+    read = [p for p in artifacts.values() if p.is_file()]
+    sections += [_params_section(params, root), _fingerprints(raw or {}, read, figures, root)]
+    overview = Section("overview", "Overview", None, blocks=[
+        Text(f"Profile {params.profile}, world {params.sources.world}. Every number below is "
+             "read from the artifacts the flows wrote; sections whose artifacts are missing "
+             "say so.")])
+    overview.blocks.append(Table(
+        caption="Flows", header=["flow", "status", "to run it"],
+        rows=[[flow, "not run" if flow in not_run else "ran", command]
+              for flow, command in FLOWS], numeric=[False, False, False]))
+    if headline:
+        overview.blocks += [Heading("Headline numbers"),
+                            Bullets([line.removeprefix("- ") for line in headline])]
+    sections.insert(0, overview)
+    html = _render(title, sections)
+    markdown = f"# {title}\n\n" + "\n".join(headline or ["- no results yet"]) + "\n"
+    return Report(html=html, headline=markdown, not_run=not_run)
+
+
+_TEMPLATE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{ title }}</title>
+<style>
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1d1d1f;
+       max-width: 72rem; margin: 2rem auto; padding: 0 1.5rem; line-height: 1.5; }
+h1 { font-size: 1.8rem; border-bottom: 2px solid #d0d7de; padding-bottom: .3rem; }
+h2 { font-size: 1.4rem; margin-top: 2.5rem; border-bottom: 1px solid #d0d7de; }
+h3, h4, h5, h6 { margin-top: 1.5rem; }
+nav { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px;
+      padding: .5rem 1.5rem; }
+nav li.not-run a { color: #8c959f; }
+.status { font-size: .8rem; font-weight: normal; color: #8c959f; }
+.not-run-note { background: #fff8c5; border-left: 4px solid #d4a72c; padding: .5rem 1rem; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; margin: .5rem 0 1.5rem; font-size: .9rem; }
+caption { text-align: left; font-weight: 600; padding: .3rem 0; }
+th, td { border: 1px solid #d0d7de; padding: .25rem .6rem; vertical-align: top; }
+th { background: #f6f8fa; }
+tbody tr:nth-child(even) { background: #fbfcfd; }
+tr.total td { font-weight: 600; border-top: 2px solid #8c959f; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td code, td.hash { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: .8rem; }
+figure { margin: 1rem 0 2rem; }
+figure img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
+figcaption { font-size: .9rem; color: #57606a; }
+pre { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; padding: 1rem;
+      overflow-x: auto; font-size: .8rem; }
+</style>
+</head>
+<body>
+<h1>{{ title }}</h1>
+<nav>
+<h2 id="contents">Contents</h2>
+<ol>
+{% for s in sections %}
+<li{% if not s.ran %} class="not-run"{% endif %}><a href="#{{ s.id }}">{{ s.title }}</a>
+{%- if not s.ran %} <span class="status">(not run)</span>{% endif %}</li>
+{% endfor %}
+</ol>
+</nav>
+{% for s in sections %}
+<section id="{{ s.id }}">
+<h2>{{ s.title }}{% if s.flow %} <span class="status">{{ s.flow }} flow</span>{% endif %}</h2>
+{% if not s.ran %}
+<p class="not-run-note">Not run: the {{ s.flow }} flow has not written
+{% for m in s.missing %}<code>{{ m }}</code>{% if not loop.last %}, {% endif %}{% endfor %}.</p>
+{% endif %}
+{% for b in s.blocks %}
+{% if b.kind == "text" %}
+<p>{{ b.text }}</p>
+{% elif b.kind == "heading" %}
+<h3>{{ b.text }}</h3>
+{% elif b.kind == "list" %}
+<ul>
+{% for item in b.items %}
+<li>{{ item }}</li>
+{% endfor %}
+</ul>
+{% elif b.kind == "table" %}
+<div class="scroll"><table>
+<caption>{{ b.caption }}</caption>
+<thead><tr>{% for h in b.header %}<th>{{ h }}</th>{% endfor %}</tr></thead>
+<tbody>
+{% for row in b.rows %}
+<tr{% if b.total and loop.last %} class="total"{% endif %}>
+{%- for cell in row %}{% set cls = b.column_classes[loop.index0] %}
+<td{% if cls %} class="{{ cls }}"{% endif %}>{{ cell }}</td>
+{%- endfor %}</tr>
+{% endfor %}
+</tbody>
+</table></div>
+{% elif b.kind == "figure" %}
+<figure><img src="{{ b.src }}" alt="{{ b.caption }}"><figcaption>{{ b.caption }}
+(<code>{{ b.name }}</code>)</figcaption></figure>
+{% elif b.kind == "markdown" %}
+<div class="scroll markdown">{{ b.html | safe }}</div>
+{% elif b.kind == "pre" %}
+<pre>{{ b.text }}</pre>
+{% endif %}
+{% endfor %}
+</section>
+{% endfor %}
+</body>
+</html>
+"""
+
+
+def _render(title: str, sections: Sequence[Section]) -> str:
+    from jinja2 import Environment, StrictUndefined
+
+    env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True,
+                      lstrip_blocks=True, keep_trailing_newline=True)
+    return env.from_string(_TEMPLATE).render(title=title, sections=sections)
+
+
+# --- the task and its artifacts ---------------------------------------------------------------
+
+
+def write_report(params: Params, artifacts: Mapping[str, Path],
+                 raw: Mapping[str, Sequence[Path]], figures: Sequence[Path], renderer: Path,
+                 out: Path) -> dict[str, Any]:
+    """Write the HTML report atomically; return its path, headline Markdown and the flows
+    that did not run. ``renderer`` (this module's file) is an input only for the cache key."""
+    del renderer
+    report = build_report(params, artifacts, raw, figures)
+    write_text(out, report.html)
+    return {"path": str(out), "headline": report.headline, "not_run": report.not_run}
+
+
+def publish_report_artifacts(report_path: Path, headline: str,
+                             key: str = "qastress-report") -> None:
+    """A link artifact to the report (``file://`` URI) and a Markdown artifact with the
+    headline numbers (a logged no-op outside a Prefect run)."""
+    from prefect.artifacts import create_link_artifact, create_markdown_artifact
+    from prefect.context import get_run_context
+
+    try:
+        get_run_context()
+    except Exception:
+        log.debug("not in a Prefect run: artifact %s not published", key)
+        return
+    uri = Path(report_path).resolve().as_uri()
+    create_link_artifact(key=key, link=uri, link_text=Path(report_path).name,
+                         description="The study's HTML report (one self-contained file)")
+    create_markdown_artifact(key=f"{key}-summary", markdown=f"{headline}\n[{uri}]({uri})\n",
+                             description="Headline numbers of the study")
+
+
+write_report_task = artifact_task(write_report, outputs=("out",), name="write HTML report")

@@ -1,0 +1,194 @@
+"""The HTML report: numbers from the artifacts, figures embedded, params and fingerprints,
+byte-identical on rebuild, missing flows listed as not run, text escaped."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from tasks.config import Params, PathsConfig
+from tasks.layout import Layout
+from tasks.reporting.html_report import (
+    build_report,
+    display_path,
+    figure_files,
+    publish_report_artifacts,
+    raw_input_files,
+    render_markdown,
+    report_artifacts,
+    write_report,
+)
+
+PNG = b"\x89PNG\r\n\x1a\nfake figure bytes"
+
+
+def _params(root: Path) -> Params:
+    paths = {name: root / name for name in ("data", "results", "metrics", "plots", "reports")}
+    return Params(profile="smoke", paths=PathsConfig(**paths, state=root / "state"))
+
+
+def _topk(name: str, p19: float, p36: float, macro: float) -> dict:
+    return {"retriever": name, "has_answer_mode": "string", "questions": 40,
+            "macro": {"top1": macro - 10, "top5": macro - 5, "top20": macro, "top100": 99.0},
+            "per_relation": {
+                "P19": {"top1": 1.0, "top5": 2.0, "top20": p19, "top100": 99.0},
+                "P36": {"top1": 3.0, "top5": 4.0, "top20": p36, "top100": 99.0}}}
+
+
+def _write(path: Path, content: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif isinstance(content, str):
+        path.write_text(content, encoding="utf-8")
+    else:
+        path.write_text(json.dumps(content, indent=2), encoding="utf-8")
+
+
+def _world(root: Path, flows: tuple[str, ...] = ("entity-questions", "retrieval", "paraphrase",
+                                                  "paraphrased-retrieval")) -> Layout:
+    """Fake artifacts of the named flows (and two raw inputs) under ``root``."""
+    layout = Layout(_params(root))
+    raw = layout.raw
+    _write(raw / "wikipedia" / "psgs_w100.tsv", "id\ttext\ttitle\n1\tsome text\tA\n")
+    _write(raw / "trex" / "a.json", "[]")
+    if "entity-questions" in flows:
+        _write(layout.eq_summary, "# EntityQuestions construction\n\nRelations selected: "
+               "2 of 24 <script>alert(1)</script>\n\n| relation | test |\n|---|---:|\n"
+               "| P19 | 20 |\n")
+    if "retrieval" in flows:
+        for name, numbers in {"bm25": (71.25, 63.5, 67.38), "dense": (55.0, 44.44, 49.72),
+                              "hybrid": (80.0, 70.0, 75.0)}.items():
+            _write(layout.retrieval_metrics(name), _topk(name, *numbers))
+        _write(layout.retrieval_comparison, {
+            "k": 20, "questions": 40, "n_bootstrap": 1000, "seed": 0, "confidence": 0.95,
+            "accuracy": {"bm25": 67.5, "dense": 50.0, "hybrid": 75.0},
+            "pairs": {"bm25_vs_dense": {"a": "bm25", "b": "dense", "difference": 17.5,
+                                        "ci_low": 3.21, "ci_high": 31.87, "significant": True}}})
+        _write(layout.retrieval_buckets_metrics, {
+            "retrievers": ["bm25", "dense"], "ks": [1, 5, 20, 100], "has_answer_mode": "string",
+            "bucket_order": "ascending", "bucket0": "rarest subjects",
+            "sets": {"rand-ent": {"P19": {
+                "bucket0": {"questions": 5, "hyperlinks": [0, 3],
+                            "bm25": {"top20": 42.42}, "dense": {"top20": 24.24}},
+                "bucket1": {"questions": 0, "hyperlinks": [4, 9], "bm25": None,
+                            "dense": None}}}}})
+        _write(layout.retrieval_accuracy_plot, PNG + b"k")
+        _write(layout.retrieval_buckets_plot, PNG + b"buckets")
+    if "paraphrase" in flows:
+        _write(layout.paraphrase_metrics, {"test_set": {"questions": 20, "test_pairs": 7}})
+        _write(layout.paraphrase_report, "# Paraphrased questions\n\n## Example paraphrases\n\n"
+               "| original | paraphrase |\n|---|---|\n| Where was A born? | A's birthplace? |\n")
+    if "paraphrased-retrieval" in flows:
+        _write(layout.retrieval_paraphrased_metrics, {
+            "k": 20, "ks": [1, 20], "has_answer_mode": "string", "n_bootstrap": 1000,
+            "seed": 0, "confidence": 0.95, "collection_passages": 12,
+            "sets": {"dev": {"questions": 7, "most_hurt": "dense", "retrievers": {"dense": {
+                "orig": {"top1": 50.0, "top20": 85.71}, "para": {"top1": 40.0, "top20": 71.43},
+                "difference": 14.29, "ci_low": -1.5, "ci_high": 28.57, "significant": False,
+                "lost": 1, "gained": 0}}}}})
+    return layout
+
+
+def _build(layout: Layout):
+    return build_report(layout.params, report_artifacts(layout), raw_input_files(layout),
+                        figure_files(layout))
+
+
+def test_report_holds_every_flows_numbers_figures_params_and_fingerprints(tmp_path):
+    layout = _world(tmp_path)
+    report = _build(layout)
+    html = report.html
+    assert report.not_run == [] and "Not run" not in html
+    for number in ("71.25", "63.50", "67.38", "49.72", "75.00",  # top-k tables and macro
+                   "+17.50", "[+3.21, +31.87]",  # comparison with its CI
+                   "42.42", "24.24", "0–3",  # buckets (Figure 1 data)
+                   "85.71", "71.43", "+14.29", "[-1.50, +28.57]",  # paraphrased retrieval
+                   "A's birthplace?"):  # paraphrase report (Markdown)
+        assert number in html, number
+    for png in (layout.retrieval_accuracy_plot, layout.retrieval_buckets_plot):
+        assert f"data:image/png;base64,{base64.b64encode(png.read_bytes()).decode()}" in html
+    assert "k1: 0.9" in html and "profile: smoke" in html  # the resolved params as YAML
+    assert "data: data" in html  # paths relative to the run's root, not absolute
+    raw = layout.raw / "wikipedia" / "psgs_w100.tsv"
+    for path in (raw, layout.raw / "trex" / "a.json", layout.retrieval_metrics("bm25"),
+                 layout.eq_summary, layout.retrieval_buckets_plot):
+        assert hashlib.sha256(path.read_bytes()).hexdigest() in html, path
+    assert str(tmp_path) not in html
+    assert "bm25: macro top-20 accuracy 67.38%" in report.headline
+    assert "paraphrased test set: 7 of 20" in report.headline
+    for anchor in ("overview", "entityquestions", "topk", "comparison", "buckets", "paraphrase",
+                   "paraphrased-retrieval", "params", "fingerprints"):
+        assert f'href="#{anchor}"' in html and f'id="{anchor}"' in html
+
+
+def test_rebuild_is_byte_identical_here_and_in_another_directory(tmp_path):
+    layout = _world(tmp_path / "one")
+    out = layout.report_html
+    first = write_report(layout.params, report_artifacts(layout), raw_input_files(layout),
+                         figure_files(layout), Path(__file__), out)
+    assert first["path"] == str(out)
+    before = out.read_bytes()
+    write_report(layout.params, report_artifacts(layout), raw_input_files(layout),
+                 figure_files(layout), Path(__file__), out)
+    assert out.read_bytes() == before
+    assert [p.name for p in out.parent.iterdir() if p.name.startswith(".")] == []  # atomic
+    elsewhere = _world(tmp_path / "two")
+    assert _build(elsewhere).html.encode() == before
+
+
+def test_missing_flows_are_listed_as_not_run(tmp_path):
+    layout = _world(tmp_path, flows=("entity-questions",))
+    report = _build(layout)
+    assert report.not_run == ["retrieval", "paraphrase", "paraphrased-retrieval"]
+    html = report.html
+    assert html.count('class="not-run-note"') == 5  # top-k, comparison, buckets, paraphrase x2
+    assert "metrics/retrieval_bm25.json" in html  # what is missing, relative to the run root
+    assert "not run: retrieval, paraphrase, paraphrased-retrieval" in report.headline
+    assert "Relations selected" in html  # what did run is there
+
+
+def test_partial_retrieval_keeps_what_exists(tmp_path):
+    layout = _world(tmp_path, flows=("retrieval",))
+    layout.retrieval_metrics("dense").unlink()
+    html = _build(layout).html
+    assert "67.38" in html and "49.72" not in html
+    assert "Not written: metrics/retrieval_dense.json" in html
+
+
+def test_text_from_artifacts_is_escaped(tmp_path):
+    layout = _world(tmp_path)
+    metrics = json.loads(layout.retrieval_metrics("bm25").read_text())
+    metrics["per_relation"]["<b>P&19</b>"] = metrics["per_relation"].pop("P19")
+    _write(layout.retrieval_metrics("bm25"), metrics)
+    html = _build(layout).html
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<b>P&19</b>" not in html and "&lt;b&gt;P&amp;19&lt;/b&gt;" in html
+
+
+def test_markdown_headings_nest_under_the_section():
+    assert render_markdown("# A\n\n## B\n").startswith("<h3>A</h3>\n<h4>B</h4>")
+
+
+def test_display_path(tmp_path):
+    assert display_path(tmp_path / "metrics" / "m.json", tmp_path) == "metrics/m.json"
+    assert display_path(Path("/elsewhere/x.tsv"), tmp_path) == "/elsewhere/x.tsv"
+
+
+def test_publishing_outside_a_prefect_run_is_a_no_op(tmp_path):
+    publish_report_artifacts(tmp_path / "report.html", "# headline\n")
+
+
+@pytest.mark.parametrize("retrievers", [("bm25",)])
+def test_one_retriever_has_nothing_to_compare(tmp_path, retrievers):
+    layout = _world(tmp_path, flows=("retrieval",))
+    layout.retrieval_comparison.unlink()
+    params = layout.params.model_copy(update={
+        "retrieval": layout.params.retrieval.model_copy(update={"retrievers": retrievers})})
+    html = build_report(params, report_artifacts(Layout(params)), {}, []).html
+    assert "One retriever configured: nothing to compare." in html
+    assert "49.72" not in html  # dense is not configured, so not read
