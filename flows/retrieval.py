@@ -29,6 +29,7 @@ from prefect import flow
 
 from flows._params import resolve
 from flows.bm25_index import bm25_index
+from flows.encode_passages import encode_passages_on
 from tasks.config import Params
 from tasks.layout import Layout
 from tasks.retrieval.buckets import (
@@ -40,7 +41,6 @@ from tasks.retrieval.buckets import (
 from tasks.retrieval.dense_stages import (
     build_dense_index_task,
     compare_retrievers_task,
-    encode_all_shards,
     fuse_runs_task,
     index_options,
     plot_accuracy_task,
@@ -81,7 +81,8 @@ def dense_run(params: Params, layout: Layout) -> tuple[Path, Path, EncoderSpec]:
     dense = params.retrieval.dense
     spec = resolve_dense_encoder(dense)
     passages = params.raw_path("passages")
-    shards = encode_all_shards(passages, layout.dense_shards(), spec, dense)
+    shards = encode_passages_on(params.orchestration, passages, layout.dense_shards(),
+                                spec, dense)
     index = build_dense_index_task(shards, layout.dense_index(), spec, **index_options(dense))
     print(f"dense index ({dense.index}, {spec.describe()}): {index}")
     run = retrieve_dense_task(index, layout.eq_dataset,

@@ -290,6 +290,51 @@ class ParaphraseConfig(Section):
     adversarial_ratings_file: str | None = None
 
 
+class ServerConfig(Section):
+    """The local Prefect server of ``qastress server up`` (its database lives under
+    ``paths.state/prefect``)."""
+
+    host: str = Field("127.0.0.1", min_length=1, description="bind address (loopback default)")
+    port: int = Field(4200, ge=1, le=65535)
+
+
+class DaskConfig(Section):
+    """prefect-dask's ``DaskTaskRunner``: a local cluster, or an existing one by address."""
+
+    address: str | None = Field(None, description="scheduler of an existing cluster "
+                                "(tcp://host:8786); None = start a LocalCluster")
+    n_workers: int = Field(2, ge=1)
+    threads_per_worker: int = Field(1, ge=1)
+    processes: bool = Field(True, description="worker processes (False: threads in-process)")
+    dashboard_address: str | None = Field(
+        "127.0.0.1:8787", description="LocalCluster dashboard (None = no dashboard)")
+
+
+class RayConfig(Section):
+    """prefect-ray's ``RayTaskRunner`` (optional extra ``qastress[ray]``)."""
+
+    address: str | None = Field(None, description="ray://host:10001 of an existing cluster; "
+                                "None = a local Ray instance")
+    num_cpus: int | None = Field(None, ge=1, description="local instance only")
+
+
+class OrchestrationConfig(Section):
+    """Where flows report and where shard-parallel tasks run.
+
+    ``api_url`` None: a ``qastress server up`` server when one is running, else a temporary
+    local API. ``task_runner`` picks the runner of the shard-parallel subflows (passage
+    encoding): ``thread`` (in-process), ``dask`` or ``ray``. Worker processes report to the same
+    API as the flow: without a server, one temporary API is started for the run and shared.
+    """
+
+    api_url: str | None = None
+    server: ServerConfig = ServerConfig()
+    task_runner: Literal["thread", "dask", "ray"] = "thread"
+    max_workers: int | None = Field(None, ge=1, description="thread runner threads")
+    dask: DaskConfig = DaskConfig()
+    ray: RayConfig = RayConfig()
+
+
 class Params(Section):
     """The whole configuration: one section per flow."""
 
@@ -300,6 +345,7 @@ class Params(Section):
     entity_questions: EntityQuestionsConfig = EntityQuestionsConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     paraphrase: ParaphraseConfig = ParaphraseConfig()
+    orchestration: OrchestrationConfig = OrchestrationConfig()
 
     def raw_path(self, source_key: str) -> Path:
         """Absolute-or-relative path of one raw source (``sources.<key>``)."""

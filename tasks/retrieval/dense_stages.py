@@ -77,8 +77,9 @@ def encode_passage_shard(passages_tsv: Path, start: int, end: int,
 
 
 def encode_all_shards(passages_tsv: Path, shards_dir: Path, spec: EncoderSpec,
-                      cfg: DenseConfig) -> list[dict]:
-    """Submit one shard task per shard, ``cfg.concurrent_shards`` at a time; their records.
+                      cfg: DenseConfig, concurrency: int | None = None) -> list[dict]:
+    """Submit one shard task per shard, ``concurrency`` (default ``cfg.concurrent_shards``) at
+    a time; their records.
 
     Call inside a flow: the tasks run on the flow's task runner (threads by default; a
     ``DaskTaskRunner`` spreads them over processes or machines).
@@ -86,13 +87,14 @@ def encode_all_shards(passages_tsv: Path, shards_dir: Path, spec: EncoderSpec,
     plan = plan_passage_shards_task(passages_tsv, cfg.shard_size)
     records: list[dict] = []
     numbered = list(enumerate(plan))
-    for start in range(0, len(numbered), cfg.concurrent_shards):
+    width = max(1, concurrency or cfg.concurrent_shards)
+    for start in range(0, len(numbered), width):
         futures = [
             encode_passage_shard_task.submit(passages_tsv, first, last,
                                              shard_files(shards_dir, number), spec,
                                              batch_size=cfg.batch_size, device=cfg.device,
                                              bf16=cfg.bf16)
-            for number, (first, last) in numbered[start:start + cfg.concurrent_shards]
+            for number, (first, last) in numbered[start:start + width]
         ]
         records.extend(future.result() for future in futures)
     return records

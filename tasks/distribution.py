@@ -1,0 +1,140 @@
+"""Where shard-parallel tasks run: Prefect task runners chosen from ``params.orchestration``.
+
+- ``thread``: Prefect's ``ThreadPoolTaskRunner`` in the flow's process (the default);
+- ``dask``: prefect-dask's ``DaskTaskRunner`` on a ``distributed.LocalCluster`` (scheduler and
+  dashboard bound to loopback) or on an existing cluster given by ``dask.address``;
+- ``ray``: prefect-ray's ``RayTaskRunner`` (optional extra ``qastress[ray]``).
+
+Task runs in worker processes report to the Prefect API of the flow: prefect-dask ships the
+flow's settings context with every task. A flow that runs on a temporary in-process API has no
+URL to ship, so :func:`shared_api` starts one temporary API server for the whole run and points
+the flow (and so every worker) at it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+from tasks.config import OrchestrationConfig
+
+LOOPBACK = "127.0.0.1"
+
+
+def needs_shared_api(cfg: OrchestrationConfig) -> bool:
+    """Whether tasks may run outside the flow's process (so they need a reachable API)."""
+    if cfg.task_runner == "dask":
+        return cfg.dask.processes or cfg.dask.address is not None
+    return cfg.task_runner == "ray"
+
+
+def task_runner_for(cfg: OrchestrationConfig) -> Any:
+    """The Prefect task runner named by ``cfg.task_runner`` (not yet started)."""
+    if cfg.task_runner == "thread":
+        from prefect.task_runners import ThreadPoolTaskRunner
+
+        return ThreadPoolTaskRunner(max_workers=cfg.max_workers)
+    if cfg.task_runner == "dask":
+        from prefect_dask import DaskTaskRunner
+
+        dask = cfg.dask
+        if dask.address:
+            return DaskTaskRunner(address=dask.address)
+        return DaskTaskRunner(
+            cluster_class="distributed.LocalCluster",
+            cluster_kwargs={
+                "n_workers": dask.n_workers,
+                "threads_per_worker": dask.threads_per_worker,
+                "processes": dask.processes,
+                "host": LOOPBACK,
+                "dashboard_address": dask.dashboard_address,
+            },
+        )
+    try:
+        from prefect_ray import RayTaskRunner
+    except ImportError as exc:
+        raise RuntimeError("orchestration.task_runner is 'ray' but prefect-ray is not "
+                           "installed: pip install 'qastress[ray]'") from exc
+    ray = cfg.ray
+    init_kwargs = {"num_cpus": ray.num_cpus} if ray.num_cpus and not ray.address else None
+    return RayTaskRunner(address=ray.address, init_kwargs=init_kwargs)
+
+
+def runner_width(cfg: OrchestrationConfig) -> int | None:
+    """Task slots of the runner when known (local clusters and threads), else None."""
+    if cfg.task_runner == "dask" and not cfg.dask.address:
+        return cfg.dask.n_workers * cfg.dask.threads_per_worker
+    if cfg.task_runner == "thread":
+        return cfg.max_workers
+    if cfg.task_runner == "ray" and not cfg.ray.address:
+        return cfg.ray.num_cpus
+    return None
+
+
+def describe_runner(cfg: OrchestrationConfig) -> str:
+    """One line for logs: which runner and where."""
+    if cfg.task_runner == "dask":
+        where = cfg.dask.address or (f"local cluster, {cfg.dask.n_workers} "
+                                     f"{'processes' if cfg.dask.processes else 'threads'}")
+        return f"dask ({where})"
+    if cfg.task_runner == "ray":
+        return f"ray ({cfg.ray.address or 'local'})"
+    return "threads (in-process)"
+
+
+@contextlib.contextmanager
+def shared_api(cfg: OrchestrationConfig) -> Iterator[str | None]:
+    """Make the Prefect API of the run reachable from worker processes; yields its URL.
+
+    ``cfg.api_url`` wins, then a configured ``PREFECT_API_URL``. With neither and a runner
+    whose tasks leave the process, one temporary API server is started for the run (and
+    stopped after it); with the thread runner nothing changes (Prefect's in-process API).
+    """
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    url = cfg.api_url or PREFECT_API_URL.value()
+    if url or not needs_shared_api(cfg):
+        with _exported(url), (temporary_settings(updates={PREFECT_API_URL: url})
+                              if url else contextlib.nullcontext()):
+            yield url
+        return
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer(port=free_port())  # its own instance, not Prefect's ephemeral
+    server.start(timeout=120)
+    try:
+        with _exported(server.api_url), temporary_settings(
+                updates={PREFECT_API_URL: server.api_url}):
+            yield server.api_url
+    finally:
+        from prefect.logging.handlers import APILogWorker
+
+        APILogWorker.drain_all(timeout=10, at_exit=False)  # last logs reach the server first
+        server.stop()
+
+
+def free_port(host: str = LOOPBACK) -> int:
+    """A TCP port that is free on ``host`` right now."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _exported(url: str | None) -> Iterator[None]:
+    """``PREFECT_API_URL`` in the environment too (for processes started by the run)."""
+    if not url:
+        yield
+        return
+    before = os.environ.get("PREFECT_API_URL")
+    os.environ["PREFECT_API_URL"] = url
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PREFECT_API_URL", None)
+        else:
+            os.environ["PREFECT_API_URL"] = before
