@@ -15,6 +15,8 @@ from prefect import flow
 from flows._params import resolve
 from tasks.config import Params
 from tasks.layout import Layout
+from tasks.orchestration import path_fingerprint
+from tasks.reporting.tables import publish_table_artifact
 from tasks.retrieval.stages import build_bm25_index_task, export_collection_task
 
 
@@ -31,7 +33,21 @@ def bm25_index(params: Params | None = None, profile: str | None = None,
     index: Path = build_bm25_index_task(collection, layout.bm25_index, threads=bm25.threads,
                                         heap=bm25.java_heap)
     print(f"BM25 index: {index}")
+    publish_table_artifact("bm25-index", ["index", "passages", "fingerprint"],
+                           [[index.name, _documents(index), path_fingerprint(index)[:16]]],
+                           "Lucene BM25 index of the passage collection (Pyserini)")
     return str(index)
+
+
+def _documents(index: Path) -> object:
+    """Documents recorded in the index manifest ('?' when it does not say)."""
+    import json
+
+    try:
+        manifest = json.loads((index / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "?"
+    return manifest.get("documents", manifest.get("passages", "?"))
 
 
 if __name__ == "__main__":

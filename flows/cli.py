@@ -22,6 +22,11 @@ app = typer.Typer(
 data_app = typer.Typer(help="Real datasets: list them and download them (needs internet).",
                        no_args_is_help=True)
 app.add_typer(data_app, name="data")
+server_app = typer.Typer(
+    help="A local Prefect server (UI + API) for the study's runs: up, status, down. It binds to "
+         "orchestration.server.host (127.0.0.1) and keeps its database under paths.state/prefect.",
+    no_args_is_help=True)
+app.add_typer(server_app, name="server")
 
 FLOWS = {
     "study": ("flows.study", "study"),
@@ -60,8 +65,6 @@ def parse_overrides(items: list[str] | None) -> dict[str, Any]:
 def run_flow(name: str, profile: str | None, params_file: Path | None,
              overrides: dict[str, Any] | None = None) -> Any:
     """Load the params, then run one flow with its results persisted under ``paths.state``."""
-    import importlib
-
     from tasks.config import ParamsError, load_params
     from tasks.orchestration import run_settings
 
@@ -70,10 +73,24 @@ def run_flow(name: str, profile: str | None, params_file: Path | None,
     except ParamsError as exc:
         typer.secho(f"invalid parameters: {exc}", fg="red", err=True)
         raise typer.Exit(2) from None
-    module, attr = FLOWS[name]
-    flow_fn = getattr(importlib.import_module(module), attr)
-    with run_settings(params.paths.state):
+    from tasks.distribution import shared_api
+    from tasks.server import run_api_url
+
+    api_url = run_api_url(params)
+    orchestration = params.orchestration.model_copy(update={"api_url": api_url})
+    flow_fn = load_flow(name)
+    with run_settings(params.paths.state), shared_api(orchestration) as url:
+        typer.echo(f"Prefect API: {url or 'temporary, in-process'} "
+                   "(`qastress server up` keeps runs for the UI)", err=True)
         return flow_fn(params=params)
+
+
+def load_flow(name: str) -> Any:
+    """The Prefect flow object of ``FLOWS[name]``."""
+    import importlib
+
+    module, attr = FLOWS[name]
+    return getattr(importlib.import_module(module), attr)
 
 
 @app.command()
@@ -138,6 +155,103 @@ def data_fetch(
 
     for path in fetch_source(source, data_root, base_url=base_url, progress=True):
         typer.echo(path)
+
+
+HostOpt = Annotated[str | None, typer.Option(
+    help="Bind address (default orchestration.server.host, 127.0.0.1).")]
+PortOpt = Annotated[int | None, typer.Option(
+    help="Port (default orchestration.server.port, 4200).")]
+
+
+def _server(profile: str | None, params_file: Path | None, host: str | None = None,
+            port: int | None = None) -> Any:
+    from tasks.config import ParamsError, load_params
+    from tasks.server import server_info
+
+    try:
+        params = load_params(params_file, profile=profile)
+    except ParamsError as exc:
+        typer.secho(f"invalid parameters: {exc}", fg="red", err=True)
+        raise typer.Exit(2) from None
+    return server_info(params, host=host, port=port)
+
+
+@server_app.command("up")
+def server_up(profile: ProfileOpt = None, params: ParamsOpt = None, host: HostOpt = None,
+              port: PortOpt = None) -> None:
+    """Start the Prefect server in the background and wait until its API answers."""
+    from tasks.server import start_server
+
+    info = start_server(_server(profile, params, host, port))
+    typer.echo(f"Prefect UI:  {info.url}\nPrefect API: {info.api_url}\n"
+               f"database and log: {info.home}\n"
+               f"`qastress run` reports here while it runs; for the prefect CLI:\n"
+               f"  export PREFECT_API_URL={info.api_url}")
+
+
+@server_app.command("status")
+def server_status(profile: ProfileOpt = None, params: ParamsOpt = None, host: HostOpt = None,
+                  port: PortOpt = None) -> None:
+    """Say whether the server answers (exit code 1 when it does not)."""
+    from tasks.server import is_healthy
+
+    info = _server(profile, params, host, port)
+    if is_healthy(info.api_url):
+        typer.echo(f"up: {info.url} (API {info.api_url})")
+        return
+    typer.echo(f"down: nothing answers at {info.api_url}")
+    raise typer.Exit(1)
+
+
+@server_app.command("down")
+def server_down(profile: ProfileOpt = None, params: ParamsOpt = None, host: HostOpt = None,
+                port: PortOpt = None) -> None:
+    """Stop the background server of this project."""
+    from tasks.server import stop_server
+
+    info = _server(profile, params, host, port)
+    typer.echo("stopped" if stop_server(info) else f"no server was answering at {info.url}")
+
+
+def served_deployments(profile: str | None, params_file: Path | None,
+                       name: str = "local") -> list[Any]:
+    """One deployment per flow of :data:`FLOWS`, for ``flow.serve``-style serving."""
+    parameters: dict[str, Any] = {
+        "profile": profile, "params_file": str(params_file.resolve()) if params_file else None}
+    return [load_flow(flow).to_deployment(
+        name=name, parameters={k: v for k, v in parameters.items() if v is not None},
+        description=f"qastress {flow} (served by `qastress serve`)", tags=["qastress"])
+        for flow in FLOWS]
+
+
+@app.command()
+def serve(profile: ProfileOpt = None, params: ParamsOpt = None) -> None:
+    """Serve every flow as a deployment `<flow>/local` from this process (flow.serve).
+
+    Needs a Prefect API (`qastress server up`); then trigger runs from the UI or with
+    `prefect deployment run 'study/local'`. Stops with Ctrl-C.
+    """
+    import os
+
+    from prefect import serve as prefect_serve
+
+    from tasks.config import load_params
+    from tasks.server import run_api_url
+
+    resolved = load_params(params, profile=profile)
+    api_url = run_api_url(resolved)
+    if not api_url:
+        typer.secho("no Prefect server answers: start one with `qastress server up` "
+                    "(or set PREFECT_API_URL)", fg="red", err=True)
+        raise typer.Exit(2)
+    os.environ["PREFECT_API_URL"] = api_url
+    state = resolved.paths.state.resolve()
+    os.environ["PREFECT_LOCAL_STORAGE_PATH"] = str(state / "results")  # the runs' task cache
+    os.environ["PREFECT_RESULTS_PERSIST_BY_DEFAULT"] = "true"
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings(updates={PREFECT_API_URL: api_url}):
+        prefect_serve(*served_deployments(profile, params))
 
 
 def main_for(name: str) -> None:

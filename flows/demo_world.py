@@ -8,6 +8,7 @@ from flows._params import resolve
 from tasks.config import Params
 from tasks.demo.stage import write_demo_world_task
 from tasks.layout import Layout
+from tasks.reporting.tables import publish_table_artifact
 
 
 @flow(name="demo-world", log_prints=True)
@@ -18,6 +19,10 @@ def demo_world(params: Params | None = None, profile: str | None = None,
     counts = write_demo_world_task(params.demo_world, Layout(params).raw)
     print(f"demo world ({params.profile}) under {Layout(params).raw}: "
           + ", ".join(f"{name}={n}" for name, n in counts.items()))
+    publish_table_artifact("demo-world", ["file", "records"],
+                           [[name, n] for name, n in counts.items()],
+                           f"Synthetic demo world ({params.profile} profile, seed "
+                           f"{params.demo_world.seed}): records written per raw file")
     return counts
 
 
