@@ -33,6 +33,9 @@ from tasks.io.atomic import file_fingerprint
 F = TypeVar("F", bound=Callable[..., Any])
 
 MISSING = "<missing>"
+#: Retries of tasks that can fail for reasons outside the task (JVM start, a download):
+#: ``artifact_task(..., **TRANSIENT)``.
+TRANSIENT: dict[str, Any] = {"retries": 2, "retry_delay_seconds": 5}
 _fingerprints: dict[tuple[str, int, int], str] = {}
 
 

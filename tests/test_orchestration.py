@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 from prefect import flow
 
-from tasks.orchestration import artifact_task, path_fingerprint, run_settings, stable_value
+from tasks.orchestration import (
+    TRANSIENT,
+    artifact_task,
+    path_fingerprint,
+    run_settings,
+    stable_value,
+)
 
 CALLS: list[str] = []
 
@@ -74,3 +80,47 @@ def test_stable_value_fingerprints_paths_and_models(tmp_path):
     assert first["cfg"] == second["cfg"] == BM25Config().model_dump(mode="json")
     assert first["p"]["sha256"] != second["p"]["sha256"]
     assert path_fingerprint(tmp_path / "nope") == "<missing>"
+
+
+def test_tasks_that_start_the_jvm_are_retried():
+    """Lucene tasks (JVM start) carry the transient retries; plain steps do not."""
+    from tasks.questions.dpr_training import dpr_training_task
+    from tasks.retrieval.buckets import retrieve_bm25_buckets_task
+    from tasks.retrieval.paraphrased import retrieve_bm25_paraphrased_task
+    from tasks.retrieval.stages import (
+        build_bm25_index_task,
+        evaluate_run_task,
+        retrieve_bm25_task,
+    )
+
+    for lucene_task in (build_bm25_index_task, retrieve_bm25_task, retrieve_bm25_buckets_task,
+                        retrieve_bm25_paraphrased_task, dpr_training_task):
+        assert lucene_task.retries == TRANSIENT["retries"] >= 1, lucene_task.name
+        assert lucene_task.retry_delay_seconds == TRANSIENT["retry_delay_seconds"]
+    assert evaluate_run_task.retries == 0
+
+
+def flaky_copy(source: Path, target: Path) -> str:
+    """Fails on its first call (a JVM that did not start), then copies."""
+    CALLS.append("call")
+    if len(CALLS) == 1:
+        raise OSError("transient: JVM did not start")
+    target.write_text(source.read_text())
+    return target.read_text()
+
+
+flaky_copy_task = artifact_task(flaky_copy, outputs=("target",),
+                                **{**TRANSIENT, "retry_delay_seconds": 0})
+
+
+@flow
+def flaky_flow(source: Path, target: Path) -> str:
+    return flaky_copy_task(source, target)
+
+
+def test_transient_failure_is_retried_and_the_flow_completes(tmp_path, state):
+    source, target = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text("abc")
+    CALLS.clear()
+    assert flaky_flow(source, target) == "abc"
+    assert CALLS == ["call", "call"]

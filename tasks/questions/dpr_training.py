@@ -28,7 +28,7 @@ from tasks.io.dpr import DprCtx, DprExample, write_dpr_examples
 from tasks.io.entityquestions import eq_relation_of, read_eq_file
 from tasks.io.errors import SkipCounter
 from tasks.io.passages import iter_passages
-from tasks.orchestration import artifact_task
+from tasks.orchestration import TRANSIENT, artifact_task
 from tasks.questions.linking import normalise_tokens
 from tasks.questions.templates import parse_subject
 
@@ -177,4 +177,5 @@ def dpr_training_step(dataset_dir: Path, passages_tsv: Path, dpr_dir: Path,
 
 
 dpr_training_task = artifact_task(dpr_training_step, outputs=("dpr_dir",),
-                                  name="write DPR retriever-training JSON")
+                                  name="write DPR retriever-training JSON",
+                                  **TRANSIENT)  # BM25 hard negatives start the JVM

@@ -26,7 +26,7 @@ from tasks.evaluation.has_answer import HasAnswerMode
 from tasks.io.atomic import write_json
 from tasks.io.entityquestions import EQQuestion, read_eq_file
 from tasks.io.trec import read_trec_run, write_trec_run
-from tasks.orchestration import artifact_task
+from tasks.orchestration import TRANSIENT, artifact_task
 from tasks.reporting.figures import write_bucket_accuracy
 from tasks.retrieval.bm25 import bm25_search
 from tasks.retrieval.dense_index import dense_search
@@ -188,7 +188,7 @@ def plot_buckets(metrics_path: Path, k: int, png_path: Path, csv_path: Path) -> 
 
 
 retrieve_bm25_buckets_task = artifact_task(retrieve_bm25_buckets, outputs=("run_path",),
-                                           name="retrieve BM25 buckets")
+                                           name="retrieve BM25 buckets", **TRANSIENT)
 retrieve_dense_buckets_task = artifact_task(retrieve_dense_buckets, outputs=("run_path",),
                                             name="retrieve dense buckets")
 evaluate_buckets_task = artifact_task(evaluate_buckets, outputs=("metrics_path",),

@@ -26,7 +26,7 @@ from tasks.io.atomic import write_json, write_text
 from tasks.io.passages import Passage, count_passages, iter_passages, write_passages
 from tasks.io.squad import SquadQuestion, read_squad
 from tasks.io.trec import read_trec_run, write_trec_run
-from tasks.orchestration import artifact_task
+from tasks.orchestration import TRANSIENT, artifact_task
 from tasks.reporting.tables import markdown_table, publish_table_artifact
 from tasks.retrieval.bm25 import bm25_search
 from tasks.retrieval.dense_index import build_faiss_index, dense_search, encode_shard, shard_path
@@ -233,7 +233,7 @@ def evaluate_paraphrased_runs(run_paths: Mapping[str, Path], set_files: SetFiles
 paraphrase_collection_task = artifact_task(paraphrase_collection, outputs=("collection_tsv",),
                                            name="paraphrased: collection")
 retrieve_bm25_paraphrased_task = artifact_task(retrieve_bm25_paraphrased, outputs=("run_path",),
-                                               name="paraphrased: retrieve BM25")
+                                               name="paraphrased: retrieve BM25", **TRANSIENT)
 build_paraphrase_dense_index_task = artifact_task(build_paraphrase_dense_index,
                                                   outputs=("shards_dir", "index_dir"),
                                                   name="paraphrased: build dense index")

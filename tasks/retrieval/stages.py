@@ -19,7 +19,7 @@ from tasks.io.entityquestions import EQQuestion, discover_eq_files, read_eq_file
 from tasks.io.passages import iter_passages
 from tasks.io.pyserini_collection import write_json_collection
 from tasks.io.trec import read_trec_run, write_trec_run
-from tasks.orchestration import artifact_task
+from tasks.orchestration import TRANSIENT, artifact_task
 from tasks.reporting.tables import publish_table_artifact, topk_rows, write_topk_report
 from tasks.retrieval.bm25 import bm25_search, build_bm25_index
 from tasks.retrieval.evaluate import (
@@ -100,9 +100,11 @@ def report_topk(metrics: dict, ks: Sequence[int], report_path: Path, title: str)
 
 export_collection_task = artifact_task(export_collection, outputs=("collection_dir",),
                                        name="export JsonCollection")
+# Lucene tasks start the JVM (jnius) in this process: retried as transient (TRANSIENT).
 build_bm25_index_task = artifact_task(build_bm25_index, outputs=("index_dir",),
-                                      name="build BM25 index", retries=1)
-retrieve_bm25_task = artifact_task(retrieve_bm25, outputs=("run_path",), name="retrieve BM25")
+                                      name="build BM25 index", **TRANSIENT)
+retrieve_bm25_task = artifact_task(retrieve_bm25, outputs=("run_path",), name="retrieve BM25",
+                                   **TRANSIENT)
 evaluate_run_task = artifact_task(evaluate_run, outputs=("results_dir", "metrics_path"),
                                   name="evaluate top-k")
 report_topk_task = task(report_topk, name="report top-k")
