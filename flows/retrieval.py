@@ -32,6 +32,7 @@ from flows.bm25_index import bm25_index
 from flows.encode_passages import encode_passages_on
 from tasks.config import Params
 from tasks.layout import Layout
+from tasks.reporting.tables import publish_link_artifact
 from tasks.retrieval.buckets import (
     evaluate_buckets_task,
     plot_buckets_task,
@@ -123,6 +124,8 @@ def bucket_evaluation(params: Params, layout: Layout, retrievers: list[str],
     png = layout.retrieval_buckets_plot
     plot_buckets_task(layout.retrieval_buckets_metrics, cfg.headline_k, png,
                       png.with_suffix(".csv"))
+    publish_link_artifact("figure-retrieval-buckets", png,
+                          f"Figure 1: top-{cfg.headline_k} accuracy per subject-frequency bucket")
     print(f"accuracy per bucket ({', '.join(cfg.bucket_sets)}; "
           f"{', '.join(cfg.bucket_relations)}) -> {layout.retrieval_buckets_metrics}, {png}")
     return metrics
@@ -164,6 +167,8 @@ def retrieval(params: Params | None = None, profile: str | None = None,
     metrics_paths = {name: layout.retrieval_metrics(name) for name in retrievers}
     png = layout.retrieval_accuracy_plot
     plot_accuracy_task(metrics_paths, list(cfg.ks), png, png.with_suffix(".csv"))
+    publish_link_artifact("figure-retrieval-accuracy-vs-k", png,
+                          "Top-k retrieval accuracy vs k (macro average over relations)")
     if len(retrievers) > 1:
         comparison = compare_retrievers_task(
             {name: runs[name] for name in retrievers}, metrics_paths, layout.eq_dataset,

@@ -61,6 +61,21 @@ def publish_table_artifact(key: str, header: Sequence[str], rows: Sequence[Seque
     create_table_artifact(key=key, table=table, description=description)
 
 
+def publish_link_artifact(key: str, path: Path, description: str) -> None:
+    """Publish a link to a local file (a figure, a report) as a Prefect artifact (a no-op,
+    logged, outside a Prefect run)."""
+    from prefect.artifacts import create_link_artifact
+    from prefect.context import get_run_context
+
+    try:
+        get_run_context()
+    except Exception:
+        log.debug("not in a Prefect run: artifact %s not published", key)
+        return
+    create_link_artifact(key=key, link=Path(path).resolve().as_uri(), link_text=Path(path).name,
+                         description=description)
+
+
 def retriever_rows(metrics_by_retriever: Mapping[str, Mapping],
                    ks: Sequence[int]) -> tuple[list[str], list[list[object]]]:
     """Header and rows (one per retriever) of the macro top-k accuracy of several retrievers."""

@@ -90,6 +90,13 @@ def test_study_writes_the_html_report(two_runs, smoke_params):
         links = client.read_artifacts(artifact_filter=ArtifactFilter(
             key=ArtifactFilterKey(any_=["qastress-report"])))
     assert any(layout.report_html.resolve().as_uri() in str(a.data) for a in links), links
+    with get_client(sync_client=True) as client:
+        figures = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(
+            any_=["figure-retrieval-accuracy-vs-k", "figure-retrieval-buckets"])))
+    assert {a.key for a in figures} == {"figure-retrieval-accuracy-vs-k",
+                                        "figure-retrieval-buckets"}
+    assert any(layout.retrieval_accuracy_plot.resolve().as_uri() in str(a.data)
+               for a in figures), figures
 
 
 def test_second_run_is_served_from_cache(two_runs):
