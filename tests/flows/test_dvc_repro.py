@@ -1,4 +1,5 @@
-"""`dvc repro` runs the slice's DAG; a second `dvc repro` runs nothing.
+"""`dvc repro` runs the study's DAG; a second `dvc repro` runs nothing; outputs go to a local
+DVC remote and come back; `dvc exp run -S` sweeps a parameter.
 
 Runs in a scratch git + DVC repository holding this project's dvc.yaml, params.yaml (switched to
 the smoke profile) and the source folders the stages depend on.
@@ -47,15 +48,55 @@ def dvc_project(tmp_path_factory) -> Path:
     return root
 
 
-def test_dvc_repro_runs_the_slice_then_is_a_noop(dvc_project):
-    first = _run(["dvc", "repro"], dvc_project)
-    for stage in ("demo_world", "bm25_index", "entity_questions", "retrieval", "paraphrase",
-                  "paraphrased_retrieval"):
-        assert f"Running stage '{stage}'" in first, first
+STAGES = ("demo_world", "bm25_index", "entity_questions", "retrieval", "paraphrase",
+          "paraphrased_retrieval", "report")
+
+
+@pytest.fixture(scope="module")
+def reproduced(dvc_project) -> str:
+    """The first `dvc repro` of the scratch project (its output)."""
+    return _run(["dvc", "repro"], dvc_project)
+
+
+def test_dvc_repro_runs_the_dag_then_is_a_noop(dvc_project, reproduced):
+    for stage in STAGES:
+        assert f"Running stage '{stage}'" in reproduced, reproduced
     metrics = json.loads((dvc_project / "metrics" / "retrieval_bm25.json").read_text())
     assert len(metrics["per_relation"]) == 24
     assert (dvc_project / "dvc.lock").exists()
+    assert (dvc_project / "reports" / "report.html").stat().st_size > 0
 
     second = _run(["dvc", "repro"], dvc_project)
     assert "Running stage" not in second, second
     assert "Data and pipelines are up to date" in second, second
+    shown = _run(["dvc", "metrics", "show", "--json"], dvc_project)
+    assert "retrieval_bm25.json" in shown and "macro" in shown
+    _run(["dvc", "plots", "show", "-o", "dvc_plots"], dvc_project)
+    page = (dvc_project / "dvc_plots" / "index.html").read_text(encoding="utf-8")
+    assert "retrieval_accuracy_vs_k" in page and "retrieval_buckets" in page
+
+
+def test_outputs_round_trip_through_a_local_remote(dvc_project, reproduced, tmp_path):
+    remote = tmp_path / "dvc-remote"
+    _run(["dvc", "remote", "add", "-f", "-d", "local", str(remote)], dvc_project)
+    _run(["dvc", "push"], dvc_project)
+    assert any(remote.rglob("*")), "dvc push stored nothing"
+    questions = dvc_project / "data" / "entityquestions" / "questions.parquet"
+    before = questions.read_bytes()
+    shutil.rmtree(dvc_project / "data" / "entityquestions")
+    shutil.rmtree(dvc_project / ".dvc" / "cache")
+    _run(["dvc", "pull"], dvc_project)  # only the remote has the data now
+    assert questions.read_bytes() == before
+
+
+def test_exp_run_sweeps_a_parameter(dvc_project, reproduced):
+    _run(["git", "add", "-A"], dvc_project)
+    _run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "baseline"],
+         dvc_project)
+    out = _run(["dvc", "exp", "run", "-S", "retrieval.headline_k=5"], dvc_project)
+    assert "Running stage 'retrieval'" in out and "Running stage 'report'" in out, out
+    assert "Running stage 'entity_questions'" not in out, out  # untouched by the parameter
+    comparison = json.loads((dvc_project / "metrics" / "retrieval_comparison.json").read_text())
+    assert comparison["k"] == 5
+    shown = _run(["dvc", "exp", "show", "--json"], dvc_project)
+    assert '"headline_k": 5' in shown, shown[-2000:]  # the experiment records its parameter
