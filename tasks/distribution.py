@@ -59,8 +59,12 @@ def task_runner_for(cfg: OrchestrationConfig) -> Any:
         raise RuntimeError("orchestration.task_runner is 'ray' but prefect-ray is not "
                            "installed: pip install 'qastress[ray]'") from exc
     ray = cfg.ray
-    init_kwargs = {"num_cpus": ray.num_cpus} if ray.num_cpus and not ray.address else None
-    return RayTaskRunner(address=ray.address, init_kwargs=init_kwargs)
+    if ray.address:
+        return RayTaskRunner(address=ray.address)
+    init_kwargs: dict[str, Any] = {"dashboard_host": LOOPBACK}
+    if ray.num_cpus:
+        init_kwargs["num_cpus"] = ray.num_cpus
+    return RayTaskRunner(init_kwargs=init_kwargs)
 
 
 def runner_width(cfg: OrchestrationConfig) -> int | None:

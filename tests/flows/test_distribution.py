@@ -64,6 +64,16 @@ def test_ray_without_prefect_ray_says_how_to_install(monkeypatch):
         task_runner_for(OrchestrationConfig(task_runner="ray"))
 
 
+def test_local_ray_binds_its_dashboard_to_loopback():
+    pytest.importorskip("prefect_ray")
+    runner = task_runner_for(OrchestrationConfig(task_runner="ray", ray={"num_cpus": 2}))
+    assert runner.init_kwargs["dashboard_host"] == "127.0.0.1"
+    assert runner.init_kwargs["num_cpus"] == 2
+    remote = task_runner_for(OrchestrationConfig(task_runner="ray",
+                                                 ray={"address": "ray://10.0.0.5:10001"}))
+    assert remote.address == "ray://10.0.0.5:10001"
+
+
 def test_shared_api_exports_a_configured_url_and_restores_the_environment(monkeypatch):
     from prefect.settings import PREFECT_API_URL
 
