@@ -155,12 +155,18 @@ def _missing(section: Section, artifacts: Mapping[str, Path], names: Sequence[st
 # --- sections -------------------------------------------------------------------------------
 
 
-def _entity_questions(artifacts: Mapping[str, Path], root: Path) -> Section:
-    section = Section("entityquestions", "EntityQuestions construction", "entity-questions")
-    if not _missing(section, artifacts, ["eq_summary"], root):
+def _markdown_section(section: Section, artifacts: Mapping[str, Path], key: str,
+                      root: Path) -> Section:
+    """A section showing one Markdown report of a flow (``artifacts[key]``)."""
+    if not _missing(section, artifacts, [key], root):
         section.blocks.append(Markdown(render_markdown(_relative_text(
-            artifacts["eq_summary"].read_text(encoding="utf-8"), root))))
+            artifacts[key].read_text(encoding="utf-8"), root))))
     return section
+
+
+def _entity_questions(artifacts: Mapping[str, Path], root: Path) -> Section:
+    return _markdown_section(Section("entityquestions", "EntityQuestions construction",
+                                     "entity-questions"), artifacts, "eq_summary", root)
 
 
 def _topk(artifacts: Mapping[str, Path], root: Path, metrics: dict[str, dict]) -> Section:
@@ -250,11 +256,8 @@ def _buckets(params: Params, artifacts: Mapping[str, Path], root: Path) -> Secti
 
 
 def _paraphrase(artifacts: Mapping[str, Path], root: Path) -> Section:
-    section = Section("paraphrase", "Paraphrased SQuAD test sets", "paraphrase")
-    if not _missing(section, artifacts, ["paraphrase_report"], root):
-        section.blocks.append(Markdown(render_markdown(_relative_text(
-            artifacts["paraphrase_report"].read_text(encoding="utf-8"), root))))
-    return section
+    return _markdown_section(Section("paraphrase", "Paraphrased SQuAD test sets", "paraphrase"),
+                             artifacts, "paraphrase_report", root)
 
 
 def _paraphrased_retrieval(params: Params, artifacts: Mapping[str, Path],
