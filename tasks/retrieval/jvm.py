@@ -115,10 +115,13 @@ def in_jvm_process(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run ``fn(*args, **kwargs)`` in this process's JVM worker: one spawned child process,
     started on first use and kept for later calls, that alone loads the JVM.
 
-    The pipeline process also trains torch models (Lightning, Flair); with the JVM in the same
-    process, the demo study crashed with SIGSEGV at a later Lucene call (seen twice, no JVM
-    error file). Keeping Lucene in its own process avoids that and costs one JVM start per
-    pipeline process. ``fn`` must be importable (module level) and its arguments picklable.
+    The pipeline process also trains the paraphraser with Lightning, whose ``Trainer`` restores
+    on teardown every signal to the handler *Python* knew before (``SIG_DFL`` for SIGSEGV),
+    removing the JVM's native handlers; the JVM relies on catching SIGSEGV (implicit null
+    checks, safepoints), so the next Lucene call in that process died with a segmentation fault
+    (the demo study, at paraphrased retrieval). In its own process the JVM keeps its handlers;
+    the cost is one JVM start per pipeline process. ``fn`` must be importable (module level)
+    and its arguments picklable.
     """
     global _worker
     if _worker is None:
