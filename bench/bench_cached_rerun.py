@@ -15,121 +15,32 @@ running API through ``PREFECT_API_URL`` (so the API start-up printed above is no
 
 Prefect gets its own ``PREFECT_HOME`` in the temp directory (a fresh database, not shared with
 other jobs on the machine).
-
-The script restarts itself once with the JVM's ``libjsig.so`` preloaded (``--no-jsig``: not), a
-safeguard: PyTorch Lightning's signal teardown resets SIGSEGV to ``SIG_DFL``, which removes the
-JVM's own handler and kills a process that runs Pyserini after the paraphraser training (the
-project now keeps the JVM in a worker process, see ``tasks/retrieval/jvm.py``).
 """
 
 from __future__ import annotations
 
 import argparse
-import atexit
 import os
-import platform
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
-PATH_KEYS = ("data", "results", "metrics", "plots", "reports", "state")
+from _common import (
+    PROJECT_ROOT,
+    TaskRunRecord,
+    bench_params,
+    isolated_workdir,
+    load,
+    machine,
+    parse_sets,
+    path_overrides,
+    run_study,
+    start_prefect_api,
+    task_runs,
+)
+
 TARGET = 0.05
-
-
-def path_overrides(root: Path) -> dict[str, str]:
-    return {f"paths.{name}": str(root / name) for name in PATH_KEYS}
-
-
-def bench_params(root: Path, profile: str, overrides: dict[str, Any] | None = None):
-    """The profile's params with every ``paths.*`` inside ``root`` (as the smoke tests do)."""
-    from tasks.config import load_params
-
-    return load_params(PROJECT_ROOT / "params.yaml", profile=profile,
-                       overrides={**(overrides or {}), **path_overrides(root)})
-
-
-def parse_sets(items: list[str]) -> dict[str, Any]:
-    """``["a.b=1"]`` -> ``{"a.b": 1}`` (values parsed as YAML, like ``qastress --set``)."""
-    import yaml
-
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"--set expects KEY=VALUE, got {item!r}")
-        out[key.strip()] = yaml.safe_load(value)
-    return out
-
-
-def start_prefect_api() -> tuple[float, str]:
-    """Start the ephemeral Prefect API (once per process); seconds it took and its URL."""
-    from prefect.client.orchestration import get_client
-
-    start = time.perf_counter()
-    with get_client(sync_client=True) as client:
-        client.hello()
-        url = str(client.api_url)
-    return time.perf_counter() - start, url.rstrip("/")
-
-
-def flow_run_tree(client, root_id) -> list:
-    """The flow run ``root_id`` and every (sub)flow run under it."""
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterParentFlowRunId
-
-    runs, frontier = [client.read_flow_run(root_id)], [root_id]
-    while frontier:
-        children = client.read_flow_runs(flow_run_filter=FlowRunFilter(
-            parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=frontier)))
-        runs.extend(children)
-        frontier = [run.id for run in children]
-    return runs
-
-
-def task_run_states(flow_run_id, settle_s: float = 60.0) -> list[tuple[str, str, str]]:
-    """``[(flow name, task name, state name)]`` over the run and its subflow runs.
-
-    The placeholder task runs that stand for subflows in their parent are left out. Prefect 3
-    records task runs from events, asynchronously: polls until two reads agree (or ``settle_s``).
-    """
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import FlowRunFilter
-
-    def read() -> list[tuple[str, str, str]]:
-        with get_client(sync_client=True) as client:
-            flows = flow_run_tree(client, flow_run_id)
-            placeholders = {run.parent_task_run_id for run in flows}
-            flow_names = {f.id: f.name for f in client.read_flows()}
-            states: list[tuple[str, str, str]] = []
-            page = 200
-            for run in flows:
-                offset = 0
-                while True:
-                    batch = client.read_task_runs(
-                        flow_run_filter=FlowRunFilter(id={"any_": [run.id]}), limit=page,
-                        offset=offset)
-                    states.extend((flow_names.get(run.flow_id, "?"),
-                                   t.name.rsplit("-", 1)[0], t.state.name if t.state else "?")
-                                  for t in batch if t.id not in placeholders)
-                    if len(batch) < page:
-                        break
-                    offset += page
-        return sorted(states)
-
-    deadline = time.monotonic() + settle_s
-    previous = read()
-    while time.monotonic() < deadline:
-        time.sleep(2.0)
-        current = read()
-        if current == previous and all(s not in ("Pending", "Running", "?")
-                                       for *_, s in current):
-            return current
-        previous = current
-    return previous
 
 
 def latest_study_run_id():
@@ -142,20 +53,6 @@ def latest_study_run_id():
         runs = client.read_flow_runs(flow_filter=FlowFilter(name={"any_": ["study"]}),
                                      sort=FlowRunSort.EXPECTED_START_TIME_DESC, limit=1)
     return runs[0].id if runs else None
-
-
-def run_study(params) -> tuple[float, Any]:
-    """``study(params=...)`` inside ``run_settings(paths.state)``: seconds and final state."""
-    from flows.study import study
-    from tasks.orchestration import run_settings
-
-    with run_settings(params.paths.state):
-        start = time.perf_counter()
-        state = study(params=params, return_state=True)
-        seconds = time.perf_counter() - start
-    if not state.is_completed():
-        raise SystemExit(f"the study run did not complete: {state}")
-    return seconds, state
 
 
 def run_cli(root: Path, profile: str, sets: list[str], api_url: str) -> float:
@@ -172,53 +69,9 @@ def run_cli(root: Path, profile: str, sets: list[str], api_url: str) -> float:
     return seconds
 
 
-def not_cached(states: list[tuple[str, str, str]]) -> list[str]:
-    return [f"{flow} / {name}: {state}" for flow, name, state in states if state != "Cached"]
-
-
-def libjsig() -> Path | None:
-    """The JVM's signal-chaining library of the Java runtime Pyserini will use (or ``None``)."""
-    from tasks.retrieval.jvm import choose_java_home
-
-    home = choose_java_home()
-    for candidate in (home / "lib" / "libjsig.so", home / "lib" / "server" / "libjsig.so"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def reexec_with_jsig() -> None:
-    """Restart this process with the JVM's ``libjsig.so`` preloaded (once).
-
-    PyTorch Lightning's ``Trainer`` (the paraphraser training) restores, on teardown, every signal
-    to the handler *Python* knew before -- ``SIG_DFL`` for SIGSEGV/SIGBUS -- which removes the
-    JVM's own native handlers; the JVM relies on catching SIGSEGV (implicit null checks,
-    safepoints), so a later Pyserini call in the same process (the paraphrased-retrieval flow)
-    can kill it with a segmentation fault. ``libjsig`` (JVM signal chaining) keeps the JVM's
-    handlers installed and chains the others behind them.
-    """
-    if "libjsig" in os.environ.get("LD_PRELOAD", ""):
-        return
-    library = libjsig()
-    if library is None:
-        print("warning: no libjsig.so in the Java runtime: the JVM may crash after Lightning "
-              "training (see --no-jsig)", flush=True)
-        return
-    preload = " ".join(filter(None, [str(library), os.environ.get("LD_PRELOAD")]))
-    os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "LD_PRELOAD": preload})
-
-
-def machine() -> str:
-    import prefect
-    import torch
-
-    return (f"{platform.platform()}, {os.cpu_count()} CPUs, python "
-            f"{platform.python_version()}, torch {torch.__version__} "
-            f"({torch.get_num_threads()} threads), prefect {prefect.__version__}")
-
-
-def load() -> str:
-    return "/".join(f"{v:.2f}" for v in os.getloadavg())
+def not_cached(records: list[TaskRunRecord]) -> list[str]:
+    """``flow / task: state`` for each task run that was not a cache hit."""
+    return [f"{r.flow} / {r.task}: {r.state}" for r in records if r.state != "Cached"]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -234,41 +87,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workdir", type=Path,
                         help="parent of the temp directory (default: the system temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the temp directory")
-    parser.add_argument("--no-jsig", action="store_true",
-                        help="do not restart with the JVM's libjsig.so preloaded (without it the "
-                             "JVM can segfault after the paraphraser's Lightning training)")
     args = parser.parse_args(argv)
 
-    sys.path.insert(0, str(PROJECT_ROOT))
-    if not args.no_jsig:
-        reexec_with_jsig()
-
-    work = Path(tempfile.mkdtemp(prefix="qastress-bench-rerun-", dir=args.workdir))
-    os.environ["PREFECT_HOME"] = str(work / "prefect-home")  # before Prefect is imported
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "300")  # migrations
-    os.environ.pop("PREFECT_API_URL", None)
-    if not args.keep:  # registered first, so it runs after the API server's own exit handler
-        atexit.register(shutil.rmtree, work, ignore_errors=True)
-    import tasks  # noqa: F401  (offline/telemetry environment before Prefect is imported)
-
+    work = isolated_workdir("qastress-bench-rerun-", args.workdir, args.keep)
     params = bench_params(work / "run", args.profile, parse_sets(args.sets))
     print(f"machine: {machine()}", flush=True)
     print(f"load average (1/5/15 min) at start: {load()}", flush=True)
-    print("JVM signal chaining (LD_PRELOAD libjsig.so): "
-          f"{'on' if 'libjsig' in os.environ.get('LD_PRELOAD', '') else 'off'}", flush=True)
     api_s, api_url = start_prefect_api()
     print(f"Prefect API start-up (ephemeral server, once per process): {api_s:.1f} s", flush=True)
 
     wall: dict[str, float] = {}
     loads: dict[str, str] = {}
-    states: dict[str, list[tuple[str, str, str]]] = {}
+    states: dict[str, list[TaskRunRecord]] = {}
     for name in ("cold", "cached"):
         print(f"--- {name} run ({args.profile}) under {work / 'run'}", flush=True)
         wall[name], state = run_study(params)
         loads[name] = load()
         print(f"--- {name} run: {wall[name]:.1f} s; load average after: {loads[name]}",
               flush=True)
-        states[name] = task_run_states(state.state_details.flow_run_id)
+        states[name], _ = task_runs(state.state_details.flow_run_id)
     if not args.no_cli_rerun:
         print("--- cached run through `python -m flows.cli run` (new process)", flush=True)
         wall["cli"] = run_cli(work / "run", args.profile, args.sets, api_url)
@@ -276,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"--- cli run: {wall['cli']:.1f} s; load average after: {loads['cli']}",
               flush=True)
         run_id = latest_study_run_id()
-        states["cli"] = task_run_states(run_id) if run_id else []
+        states["cli"] = task_runs(run_id)[0] if run_id else []
 
     print()
     print(f"profile: {args.profile}; paths under {work / 'run'}; one process, cold run first")
@@ -285,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     labels = {"cold": "cold (nothing cached)", "cached": "rerun, same process",
               "cli": "rerun, new process (flows.cli run)"}
     for name in wall:
-        cached = sum(1 for *_, s in states[name] if s == "Cached")
+        cached = sum(1 for r in states[name] if r.state == "Cached")
         print(f"{labels[name]:<34}{wall[name]:>10.1f}{len(states[name]):>11}{cached:>8}"
               f"{wall[name] / wall['cold']:>10.4f}  {loads[name]}")
     fraction = wall["cached"] / wall["cold"]
@@ -294,8 +131,10 @@ def main(argv: list[str] | None = None) -> None:
     if "cli" in wall:
         print(f"new-process rerun / cold: {100 * wall['cli'] / wall['cold']:.2f}% (the API "
               f"start-up, {api_s:.1f} s here, comes on top when no server is running)")
-    if any(s == "Cached" for *_, s in states["cold"]):
-        print(f"note: cold run had cache hits: {[x for x in states['cold'] if x[2] == 'Cached']}")
+    hits = [f"{r.flow} / {r.task}" for r in states["cold"] if r.state == "Cached"]
+    if hits:
+        print(f"cache hits within the cold run (a task requested again with the same inputs): "
+              f"{', '.join(hits)}")
     for name in ("cached", "cli"):
         if name in states:
             missed = not_cached(states[name])

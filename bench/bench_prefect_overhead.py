@@ -25,53 +25,31 @@ time per flow. Also the CPU seconds of each run (this process and its worker pro
 JVM worker, plus the API server process), which other jobs on the machine disturb less than wall
 time -- but torch's OpenMP threads spin, and slow down badly, when the cores are oversubscribed
 (``--set paraphrase.model.cpu_threads=1`` keeps the paraphraser training out of that).
-
-The script restarts itself once with the JVM's ``libjsig.so`` preloaded (``--no-jsig``: not), a
-safeguard: PyTorch Lightning's signal teardown resets SIGSEGV to ``SIG_DFL``, which removes the
-JVM's own handler and kills a process that runs Pyserini after the paraphraser training (the
-project now keeps the JVM in a worker process, see ``tasks/retrieval/jvm.py``).
 """
 
 from __future__ import annotations
 
 import argparse
-import atexit
 import contextlib
+import copy
 import os
-import platform
-import shutil
 import statistics
-import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
-PATH_KEYS = ("data", "results", "metrics", "plots", "reports", "state")
-
-
-def bench_params(root: Path, profile: str, overrides: dict[str, Any] | None = None):
-    """The profile's params with every ``paths.*`` inside ``root`` (as the smoke tests do)."""
-    from tasks.config import load_params
-
-    moved = {f"paths.{name}": str(root / name) for name in PATH_KEYS}
-    return load_params(PROJECT_ROOT / "params.yaml", profile=profile,
-                       overrides={**(overrides or {}), **moved})
-
-
-def parse_sets(items: list[str]) -> dict[str, Any]:
-    """``["a.b=1"]`` -> ``{"a.b": 1}`` (values parsed as YAML, like ``qastress --set``)."""
-    import yaml
-
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"--set expects KEY=VALUE, got {item!r}")
-        out[key.strip()] = yaml.safe_load(value)
-    return out
+from _common import (
+    bench_params,
+    flow_durations,
+    isolated_workdir,
+    load,
+    machine,
+    parse_sets,
+    run_study,
+    start_prefect_api,
+    task_runs,
+)
 
 
 class _Done:
@@ -88,10 +66,10 @@ class _Done:
 
 
 @contextlib.contextmanager
-def bare_prefect(counts: dict[str, int],
-                 flow_seconds: dict[str, float] | None = None) -> Iterator[None]:
+def bare_prefect(counts: dict[str, int], flow_seconds: dict[str, float] | None = None,
+                 task_seconds: dict[str, float] | None = None) -> Iterator[None]:
     """Inside: Prefect tasks and flows called as their plain functions; calls counted (and the
-    seconds spent in each flow, by flow name, added to ``flow_seconds``)."""
+    seconds spent in each flow and task, by name, added to ``flow_seconds``/``task_seconds``)."""
     from prefect import Flow, Task
     from prefect.utilities.annotations import BaseAnnotation
 
@@ -101,7 +79,13 @@ def bare_prefect(counts: dict[str, int],
 
     def call(self, *args, **kwargs):
         counts["task"] = counts.get("task", 0) + 1
-        return self.fn(*args, **kwargs)
+        start = time.perf_counter()
+        try:
+            return self.fn(*args, **kwargs)
+        finally:
+            if task_seconds is not None:
+                task_seconds[self.name] = (task_seconds.get(self.name, 0.0)
+                                           + time.perf_counter() - start)
 
     def submit(self, *args, wait_for=None, **kwargs):
         return _Done(call(self, *args, **kwargs))
@@ -123,8 +107,12 @@ def bare_prefect(counts: dict[str, int],
         return [_Done(call(self, *[pick(a, i) for a in args],
                            **{k: pick(v, i) for k, v in kwargs.items()})) for i in range(n)]
 
-    def with_options(self, *args, **kwargs):
-        return self  # names, retries, cache settings: nothing a bare call uses
+    def with_options(self, *args, name=None, **kwargs):
+        if name is None:  # retries, cache settings, ...: nothing a bare call uses
+            return self
+        renamed = copy.copy(self)  # the name only labels the timings
+        renamed.name = name
+        return renamed
 
     def flow_call(self, *args, **kwargs):
         counts["flow"] = counts.get("flow", 0) + 1
@@ -143,76 +131,6 @@ def bare_prefect(counts: dict[str, int],
     finally:
         for (cls, name), value in saved.items():
             setattr(cls, name, value)
-
-
-def study_flow():
-    """The study flow, whatever subflows it calls now (looked up at run time)."""
-    from flows.study import study
-
-    return study
-
-
-def start_prefect_api() -> float:
-    """Start the ephemeral Prefect API (once per process); seconds it took."""
-    from prefect.client.orchestration import get_client
-
-    start = time.perf_counter()
-    with get_client(sync_client=True) as client:
-        client.hello()
-    return time.perf_counter() - start
-
-
-def flow_run_tree(client, root_id) -> list:
-    """The flow run ``root_id`` and every (sub)flow run under it."""
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterParentFlowRunId
-
-    runs, frontier = [client.read_flow_run(root_id)], [root_id]
-    while frontier:
-        children = client.read_flow_runs(flow_run_filter=FlowRunFilter(
-            parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=frontier)))
-        runs.extend(children)
-        frontier = [run.id for run in children]
-    return runs
-
-
-def task_run_states(flow_run_id, settle_s: float = 60.0) -> tuple[list[tuple[str, str]], int]:
-    """``([(task name, state name)], number of flow runs)`` over the run and its subflows.
-
-    The placeholder task runs that stand for subflows in their parent are left out. Prefect 3
-    records task runs from events, asynchronously: polls until two reads agree (or ``settle_s``).
-    """
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import FlowRunFilter
-
-    def read() -> tuple[list[tuple[str, str]], int]:
-        with get_client(sync_client=True) as client:
-            flows = flow_run_tree(client, flow_run_id)
-            placeholders = {run.parent_task_run_id for run in flows}
-            states: list[tuple[str, str]] = []
-            page = 200
-            for run in flows:
-                offset = 0
-                while True:
-                    batch = client.read_task_runs(
-                        flow_run_filter=FlowRunFilter(id={"any_": [run.id]}), limit=page,
-                        offset=offset)
-                    states.extend((t.name.rsplit("-", 1)[0], t.state.name if t.state else "?")
-                                  for t in batch if t.id not in placeholders)
-                    if len(batch) < page:
-                        break
-                    offset += page
-        return sorted(states), len(flows)
-
-    deadline = time.monotonic() + settle_s
-    previous = read()
-    while time.monotonic() < deadline:
-        time.sleep(2.0)
-        current = read()
-        if current == previous and all(s not in ("Pending", "Running", "?")
-                                       for _, s in current[0]):
-            return current
-        previous = current
-    return previous
 
 
 def server_cpu_seconds() -> float:
@@ -270,45 +188,18 @@ def cpu_meter(into: dict[str, float]) -> Iterator[None]:
     into["server"] = server_cpu_seconds() - server
 
 
-def flow_durations(flow_run_id) -> dict[str, float]:
-    """Seconds from start to end of each (sub)flow run of the tree, summed by flow name."""
-    from prefect.client.orchestration import get_client
-
-    with get_client(sync_client=True) as client:
-        names = {f.id: f.name for f in client.read_flows()}
-        seconds: dict[str, float] = {}
-        for run in flow_run_tree(client, flow_run_id):
-            if run.start_time and run.end_time:
-                name = names.get(run.flow_id, "?")
-                seconds[name] = (seconds.get(name, 0.0)
-                                 + (run.end_time - run.start_time).total_seconds())
-    return seconds
-
-
-def run_bare(params, flow_seconds: dict[str, float] | None = None
-             ) -> tuple[float, dict[str, int]]:
+def run_bare(params, flow_seconds: dict[str, float] | None = None,
+             task_seconds: dict[str, float] | None = None) -> tuple[float, dict[str, int]]:
+    """The study with every task and subflow called bare: wall seconds and call counts."""
+    from flows.study import study  # looked up at run time: its subflows as they are now
     from tasks.orchestration import run_settings
 
     counts: dict[str, int] = {}
-    study = study_flow()
-    with run_settings(params.paths.state), bare_prefect(counts, flow_seconds):
+    with run_settings(params.paths.state), bare_prefect(counts, flow_seconds, task_seconds):
         start = time.perf_counter()
         study(params=params)
         seconds = time.perf_counter() - start
     return seconds, counts
-
-
-def run_prefect(params) -> tuple[float, Any]:
-    from tasks.orchestration import run_settings
-
-    study = study_flow()
-    with run_settings(params.paths.state):
-        start = time.perf_counter()
-        state = study(params=params, return_state=True)
-        seconds = time.perf_counter() - start
-    if not state.is_completed():
-        raise SystemExit(f"the Prefect study run did not complete: {state}")
-    return seconds, state
 
 
 def warm_up(root: Path) -> float:
@@ -328,56 +219,6 @@ def warm_up(root: Path) -> float:
     return time.perf_counter() - start
 
 
-def libjsig() -> Path | None:
-    """The JVM's signal-chaining library of the Java runtime Pyserini will use (or ``None``)."""
-    from tasks.retrieval.jvm import choose_java_home
-
-    home = choose_java_home()
-    for candidate in (home / "lib" / "libjsig.so", home / "lib" / "server" / "libjsig.so"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def reexec_with_jsig() -> None:
-    """Restart this process with the JVM's ``libjsig.so`` preloaded (once).
-
-    PyTorch Lightning's ``Trainer`` (the paraphraser training) restores, on teardown, every signal
-    to the handler *Python* knew before -- ``SIG_DFL`` for SIGSEGV/SIGBUS -- which removes the
-    JVM's own native handlers; the JVM relies on catching SIGSEGV (implicit null checks,
-    safepoints), so a later Pyserini call in the same process (the paraphrased-retrieval flow)
-    can kill it with a segmentation fault. ``libjsig`` (JVM signal chaining) keeps the JVM's
-    handlers installed and chains the others behind them.
-    """
-    if "libjsig" in os.environ.get("LD_PRELOAD", ""):
-        return
-    library = libjsig()
-    if library is None:
-        print("warning: no libjsig.so in the Java runtime: the JVM may crash after Lightning "
-              "training (see --no-jsig)", flush=True)
-        return
-    preload = " ".join(filter(None, [str(library), os.environ.get("LD_PRELOAD")]))
-    os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "LD_PRELOAD": preload})
-
-
-def machine() -> str:
-    import torch
-
-    return (f"{platform.platform()}, {os.cpu_count()} CPUs, python "
-            f"{platform.python_version()}, torch {torch.__version__} "
-            f"({torch.get_num_threads()} threads), prefect {_prefect_version()}")
-
-
-def _prefect_version() -> str:
-    import prefect
-
-    return prefect.__version__
-
-
-def load() -> str:
-    return "/".join(f"{v:.2f}" for v in os.getloadavg())
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -395,30 +236,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workdir", type=Path,
                         help="parent of the temp directory (default: the system temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the temp directory")
-    parser.add_argument("--no-jsig", action="store_true",
-                        help="do not restart with the JVM's libjsig.so preloaded (without it the "
-                             "JVM can segfault after the paraphraser's Lightning training)")
     args = parser.parse_args(argv)
 
-    sys.path.insert(0, str(PROJECT_ROOT))
-    if not args.no_jsig:
-        reexec_with_jsig()
-
-    work = Path(tempfile.mkdtemp(prefix="qastress-bench-overhead-", dir=args.workdir))
-    os.environ["PREFECT_HOME"] = str(work / "prefect-home")  # before Prefect is imported
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "300")  # migrations
-    os.environ.pop("PREFECT_API_URL", None)
-    if not args.keep:  # registered first, so it runs after the API server's own exit handler
-        atexit.register(shutil.rmtree, work, ignore_errors=True)
-    import tasks  # noqa: F401  (offline/telemetry environment before Prefect is imported)
-
+    work = isolated_workdir("qastress-bench-overhead-", args.workdir, args.keep)
     overrides = parse_sets(args.sets)
     try:
         print(f"machine: {machine()}", flush=True)
         print(f"load average (1/5/15 min) at start: {load()}", flush=True)
-        print("JVM signal chaining (LD_PRELOAD libjsig.so): "
-              f"{'on' if 'libjsig' in os.environ.get('LD_PRELOAD', '') else 'off'}", flush=True)
-        api_s = start_prefect_api()
+        api_s, _ = start_prefect_api()
         print(f"Prefect API start-up (ephemeral server, once per process): {api_s:.1f} s",
               flush=True)
         if not args.no_warmup:
@@ -429,6 +254,7 @@ def main(argv: list[str] | None = None) -> None:
         loads: dict[str, str] = {}
         cpu: dict[str, dict[str, float]] = {}
         bare_flows: dict[str, float] = {}
+        bare_tasks: dict[str, float] = {}
         bare_counts: dict[str, int] = {}
         prefect_state = None
         for name in order:
@@ -437,15 +263,15 @@ def main(argv: list[str] | None = None) -> None:
             cpu[name] = {}
             with cpu_meter(cpu[name]):
                 if name == "bare":
-                    wall[name], bare_counts = run_bare(params, bare_flows)
+                    wall[name], bare_counts = run_bare(params, bare_flows, bare_tasks)
                 else:
-                    wall[name], prefect_state = run_prefect(params)
+                    wall[name], prefect_state = run_study(params)
             loads[name] = load()
             print(f"--- {name} run: {wall[name]:.1f} s; load average after: {loads[name]}",
                   flush=True)
-        states, n_flows = task_run_states(prefect_state.state_details.flow_run_id)
-        n_tasks = len(states)
-        not_completed = sorted({(n, s) for n, s in states if s != "Completed"})
+        records, n_flows = task_runs(prefect_state.state_details.flow_run_id)
+        n_tasks = len(records)
+        not_completed = sorted({(r.task, r.state) for r in records if r.state != "Completed"})
 
         overhead = wall["prefect"] - wall["bare"]
         print()
@@ -484,9 +310,23 @@ def main(argv: list[str] | None = None) -> None:
             b = bare_flows.get(flow_name, float("nan"))
             p = prefect_flows.get(flow_name, float("nan"))
             print(f"  {flow_name:<24}{b:>8.1f}{p:>9.1f}{p - b:>+8.1f}")
+        prefect_tasks: dict[str, float] = {}
+        for r in records:
+            prefect_tasks[r.task] = prefect_tasks.get(r.task, 0.0) + r.seconds
+        inside = sum(prefect_tasks.values()) - sum(bare_tasks.values())
+        print(f"inside task runs (Prefect: each run's start to end; bare: the call): "
+              f"{sum(bare_tasks.values()):.1f} s bare, {sum(prefect_tasks.values()):.1f} s Prefect "
+              f"({inside:+.1f} s); outside them: {overhead - inside:+.1f} s")
+        print("tasks with the largest differences (s, summed over runs of the name):")
+        print(f"  {'task':<40}{'bare':>8}{'prefect':>9}{'diff':>8}")
+        names = set(bare_tasks) | set(prefect_tasks)
+        for task_name in sorted(names, key=lambda n: -abs(prefect_tasks.get(n, 0.0)
+                                                          - bare_tasks.get(n, 0.0)))[:10]:
+            b, p = bare_tasks.get(task_name, 0.0), prefect_tasks.get(task_name, 0.0)
+            print(f"  {task_name[:40]:<40}{b:>8.1f}{p:>9.1f}{p - b:>+8.1f}")
         by_task: dict[str, int] = {}
-        for task_name, _ in states:
-            by_task[task_name] = by_task.get(task_name, 0) + 1
+        for r in records:
+            by_task[r.task] = by_task.get(r.task, 0) + 1
         median = statistics.median(by_task.values()) if by_task else 0
         print(f"task runs by name ({len(by_task)} names, median {median:.0f} runs per name): "
               + ", ".join(f"{k} x{v}" if v > 1 else k for k, v in sorted(by_task.items())))

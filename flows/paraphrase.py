@@ -4,9 +4,10 @@ Answering Systems to Question Paraphrasing").
 PPDB rules -> on-disk lookup table; WikiAnswers + Quora pairs -> training triples (source,
 suggestion, target) -> SentencePiece vocabulary -> suggestion-guided paraphraser (transformer
 with a copy mechanism); SQuAD dev questions -> PPDB suggestions -> paraphrases (one per
-suggestion, and one without) -> similarity filter (sentence embeddings; 0.95 test / 0.9 / 0.83
-augmentation) -> at most one paraphrase per question -> SQuAD v1.1 orig/para files in the
-layout of the released sets -> human-evaluation form (ratings imported when given) -> report.
+suggestion, and one without; shards of questions on the task runner) -> similarity filter
+(sentence embeddings; 0.95 test / 0.9 / 0.83 augmentation) -> at most one paraphrase per
+question -> SQuAD v1.1 orig/para files in the layout of the released sets -> human-evaluation
+form (ratings imported when given) -> report.
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from pathlib import Path
 from prefect import flow
 
 from flows._params import resolve
+from flows.generate_paraphrases import generate_paraphrases_on
 from tasks.config import Params
 from tasks.layout import Layout
 from tasks.paraphrase.ppdb_lookup import resolve_pack
 from tasks.paraphrase.stages import (
     adversarial_task,
     build_ppdb_table_task,
-    generate_task,
     human_eval_task,
     report_task,
     similarity_task,
@@ -65,9 +66,9 @@ def paraphrase(params: Params | None = None, profile: str | None = None,
         squad_dev, layout.ppdb_table, layout.paraphrase_suggestions, max_n=cfg.max_ngram,
         per_question=cfg.suggestions_per_question, max_per_phrase=cfg.ppdb_max_per_phrase,
         max_questions=cfg.max_questions, on_error=cfg.on_bad_record)
-    stats["generation"] = generate_task(
-        layout.paraphrase_suggestions, layout.paraphrase_candidates, cfg.generator, model_dir,
-        layout.ppdb_table, cfg.beam_size, cfg.without_suggestion, cfg.max_ngram)
+    stats["generation"] = generate_paraphrases_on(
+        params.orchestration, layout.paraphrase_suggestions, layout.paraphrase_candidates,
+        model_dir, layout.ppdb_table, cfg, cfg.without_suggestion)
     thresholds = {"test_set": sim.test_set, "augmentation": sim.augmentation,
                   "adversarial_augmentation": sim.adversarial_augmentation}
     stats["similarity"] = similarity_task(
@@ -127,9 +128,9 @@ def _adversarial(params: Params, model_dir: Path | None, thresholds: dict) -> di
         squad_dev, _as_path(ner), _as_path(chunk), layout.adversarial_suggestions,
         per_question=cfg.suggestions_per_question, max_questions=cfg.max_questions,
         on_error=cfg.on_bad_record)
-    stats["adversarial_generation"] = generate_task(
-        layout.adversarial_suggestions, layout.adversarial_candidates, cfg.generator, model_dir,
-        layout.ppdb_table, cfg.beam_size, False, cfg.max_ngram)
+    stats["adversarial_generation"] = generate_paraphrases_on(
+        params.orchestration, layout.adversarial_suggestions, layout.adversarial_candidates,
+        model_dir, layout.ppdb_table, cfg, without_suggestion=False)
     stats["adversarial_similarity"] = similarity_task(
         layout.adversarial_candidates, layout.adversarial_scored, thresholds,
         model_path=cfg.similarity.model, batch_size=cfg.similarity.batch_size)

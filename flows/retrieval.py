@@ -3,7 +3,8 @@
 Retrievers (``retrieval.retrievers``):
 
 - **bm25**: Pyserini/Lucene over title + text, default parameters (the index of the
-  ``bm25-index`` flow, or a Pyserini prebuilt index) -> TREC run.
+  ``bm25-index`` flow, or a Pyserini prebuilt index) -> batches of questions, one task each on
+  the task runner -> TREC run.
 - **dense**: passages encoded in shards (one task per shard) by a bi-encoder (DPR pair or one
   shared encoder; offline default all-MiniLM-L6-v2) -> FAISS index -> questions encoded and
   searched -> TREC run.
@@ -29,6 +30,7 @@ from prefect import flow
 
 from flows._params import resolve
 from flows.bm25_index import bm25_index
+from flows.bm25_search import search_bm25_on
 from flows.encode_passages import encode_passages_on
 from tasks.config import Params
 from tasks.layout import Layout
@@ -52,7 +54,6 @@ from tasks.retrieval.encoders import EncoderSpec
 from tasks.retrieval.stages import (
     evaluate_run_task,
     report_topk_task,
-    retrieve_bm25_task,
 )
 
 TITLES = {"bm25": "BM25", "dense": "dense", "hybrid": "hybrid: BM25 + dense, RRF"}
@@ -60,7 +61,8 @@ RRF_K = 60
 
 
 def bm25_run(params: Params, layout: Layout) -> tuple[Path, str | Path]:
-    """BM25: the index of the ``bm25-index`` flow (built here only when missing) -> TREC run.
+    """BM25: the index of the ``bm25-index`` flow (built here only when missing) -> batches of
+    questions searched on the task runner -> TREC run.
 
     Returns the run and the index (a directory or a prebuilt index name).
     """
@@ -68,9 +70,8 @@ def bm25_run(params: Params, layout: Layout) -> tuple[Path, str | Path]:
     index: str | Path = bm25.prebuilt_index or layout.bm25_index
     if not bm25.prebuilt_index and not (layout.bm25_index / "manifest.json").is_file():
         index = Path(bm25_index(params=params))
-    run = retrieve_bm25_task(index, layout.eq_dataset,
-                             layout.retrieval_results("bm25") / "test.trec", k=bm25.top_k,
-                             k1=bm25.k1, b=bm25.b, threads=bm25.threads, heap=bm25.java_heap)
+    run = search_bm25_on(params.orchestration, index, layout.eq_dataset,
+                         layout.retrieval_results("bm25") / "test.trec", bm25)
     return run, index
 
 

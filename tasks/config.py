@@ -160,6 +160,8 @@ class BM25Config(Section):
     top_k: int = Field(100, ge=1)
     java_heap: str = "2g"
     prebuilt_index: str | None = None
+    batch_size: int = Field(5_000, ge=1, description="test questions per search task")
+    concurrent_batches: int = Field(1, ge=1, description="search tasks submitted at a time")
 
 
 class DenseConfig(Section):
@@ -272,6 +274,10 @@ class ParaphraseConfig(Section):
     model: ParaphraserConfig = ParaphraserConfig()
     beam_size: int | None = Field(None, ge=1, description="None = model.beam_size")
     without_suggestion: bool = Field(True, description="also paraphrase with <none>")
+    generation_shard_questions: int = Field(
+        500, ge=1, description="questions per generation task (tasks spread over the runner)")
+    concurrent_generation_shards: int = Field(1, ge=1,
+                                              description="generation tasks submitted at a time")
     max_questions: int | None = Field(None, ge=1, description="SQuAD dev questions used")
     # Filter, test set, human evaluation, report.
     similarity: ParaphraseSimilarityConfig = ParaphraseSimilarityConfig()
@@ -323,8 +329,9 @@ class OrchestrationConfig(Section):
 
     ``api_url`` None: a ``qastress server up`` server when one is running, else a temporary
     local API. ``task_runner`` picks the runner of the shard-parallel subflows (passage
-    encoding): ``thread`` (in-process), ``dask`` or ``ray``. Worker processes report to the same
-    API as the flow: without a server, one temporary API is started for the run and shared.
+    encoding, BM25 batches, paraphrase generation): ``thread`` (in-process), ``dask`` or
+    ``ray``. Worker processes report to the same API as the flow: without a server, one
+    temporary API is started for the run and shared.
     """
 
     api_url: str | None = None

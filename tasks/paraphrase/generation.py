@@ -33,6 +33,9 @@ from tasks.paraphrase.training_data import read_triples
 from tasks.paraphrase.vocab import vocab_model_path
 
 GeneratorKind = Literal["neural", "ppdb_substitution"]
+# what :func:`generate_candidates` counts, in its report's order
+COUNT_KEYS = ("inputs", "empty", "unchanged", "duplicates", "candidates", "suggestion_in_output",
+              "questions", "questions_with_candidates")
 Input = tuple[str | None, str]
 
 CANDIDATES_SCHEMA = pa.schema([
@@ -135,13 +138,17 @@ def load_generator(kind: GeneratorKind, model_dir: Path | None = None,
 
 def generate_candidates(suggestions_path: Path, out_path: Path, generator: Paraphraser,
                         beam_size: int | None = None, without_suggestion: bool = True,
-                        batch_size: int = 64) -> dict[str, Any]:
+                        batch_size: int = 64,
+                        questions: tuple[int, int] | None = None) -> dict[str, Any]:
     """Paraphrase each question with each of its suggestions (and without one); the counts.
 
     Outputs that are empty, equal to the question (lower-cased, spaces collapsed) or repeat an
-    earlier paraphrase of the same question are dropped and counted.
+    earlier paraphrase of the same question are dropped and counted. ``questions=(start, end)``
+    keeps the table's questions ``start:end`` (in order of first appearance): one shard.
     """
     rows = read_table(suggestions_path).to_pylist()
+    if questions is not None:
+        rows = rows_of_questions(rows, *questions)
     jobs: list[dict[str, Any]] = []
     seen_none: set[str] = set()
     for row in rows:
@@ -150,9 +157,8 @@ def generate_candidates(suggestions_path: Path, out_path: Path, generator: Parap
         if without_suggestion and row["qid"] not in seen_none:
             seen_none.add(row["qid"])
             jobs.append({**row, "rank": 0, "phrase": None, "suggestion": None, "score": None})
-    counts = {"inputs": len(jobs), "empty": 0, "unchanged": 0, "duplicates": 0,
-              "candidates": 0, "suggestion_in_output": 0, "questions": len({r["qid"]
-                                                                           for r in rows})}
+    counts: dict[str, Any] = dict.fromkeys(COUNT_KEYS, 0)
+    counts.update(inputs=len(jobs), questions=len({r["qid"] for r in rows}))
     outputs: list[str] = []
     for i in range(0, len(jobs), batch_size):
         chunk = jobs[i:i + batch_size]
@@ -179,3 +185,15 @@ def generate_candidates(suggestions_path: Path, out_path: Path, generator: Parap
     write_table(out_path, kept, schema=CANDIDATES_SCHEMA)
     return counts
 
+
+
+def question_order(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The distinct ``qid``s of suggestion rows in order of first appearance."""
+    return list(dict.fromkeys(row["qid"] for row in rows))
+
+
+def rows_of_questions(rows: Sequence[dict[str, Any]], start: int,
+                      end: int) -> list[dict[str, Any]]:
+    """The rows of questions ``start:end`` (by :func:`question_order`), in table order."""
+    wanted = set(question_order(rows)[start:end])
+    return [row for row in rows if row["qid"] in wanted]

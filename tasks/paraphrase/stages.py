@@ -21,9 +21,6 @@ from tasks.io.squad import read_squad
 from tasks.io.tables import read_table, write_table
 from tasks.orchestration import artifact_task
 from tasks.paraphrase.generation import (
-    GeneratorKind,
-    generate_candidates,
-    load_generator,
     train_paraphraser_model,
 )
 from tasks.paraphrase.human_eval import export_form, import_ratings
@@ -39,20 +36,6 @@ from tasks.paraphrase.test_sets import (
 from tasks.paraphrase.text import contains_span, normalise_question, tokenize
 from tasks.paraphrase.training_data import build_training_triples
 from tasks.paraphrase.vocab import train_vocab
-
-
-def generate_paraphrases(suggestions_path: Path, out_path: Path, kind: GeneratorKind,
-                         model_dir: Path | None, ppdb_table: Path, beam_size: int | None,
-                         without_suggestion: bool = True, max_n: int = 6) -> dict[str, Any]:
-    """Load the paraphraser of ``kind`` and paraphrase every question of the suggestions."""
-    generator = load_generator(kind, model_dir, ppdb_table, max_n)
-    try:
-        return generate_candidates(suggestions_path, out_path, generator, beam_size,
-                                   without_suggestion)
-    finally:
-        table = getattr(generator, "table", None)
-        if table is not None:
-            table.close()
 
 
 def human_evaluation(pairs_path: Path, orig_path: Path, out_dir: Path, raters: Sequence[str],
@@ -196,8 +179,6 @@ train_paraphraser_task = artifact_task(train_paraphraser_model, outputs=("model_
                                        name="train paraphraser")
 suggestions_task = artifact_task(suggest_for_squad, outputs=("out_path",),
                                  name="PPDB suggestions")
-generate_task = artifact_task(generate_paraphrases, outputs=("out_path",),
-                              name="generate paraphrases")
 similarity_task = artifact_task(score_candidates, outputs=("out_path",),
                                 name="similarity filter")
 test_set_task = artifact_task(build_test_set, outputs=("out_dir",), name="test set")

@@ -21,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from functools import cache
 from importlib.util import find_spec
-from multiprocessing import get_context
+from multiprocessing import current_process, get_context
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -122,8 +122,13 @@ def in_jvm_process(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     (the demo study, at paraphrased retrieval). In its own process the JVM keeps its handlers;
     the cost is one JVM start per pipeline process. ``fn`` must be importable (module level)
     and its arguments picklable.
+
+    A daemonic process may not start children (a Dask worker process is one): there ``fn``
+    runs in the process itself, which then holds the JVM -- a task-runner worker trains nothing.
     """
     global _worker
+    if current_process().daemon:
+        return fn(*args, **kwargs)
     if _worker is None:
         _worker = ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn"))
         atexit.register(_shutdown_worker)

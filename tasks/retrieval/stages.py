@@ -1,8 +1,9 @@
 """The BM25 retrieval stage as named steps, each a plain function with a cached task on top.
 
 Steps: export the passages as a Pyserini JsonCollection -> build the Lucene index -> retrieve
-the top-k passages of every question (TREC run) -> evaluate (DPR result JSON per relation,
-top-k accuracy) -> report (Markdown + Prefect table artifact).
+the top-k passages of every question (TREC run, searched in batches: ``bm25_batches.py``) ->
+evaluate (DPR result JSON per relation, top-k accuracy) -> report (Markdown + Prefect table
+artifact).
 """
 
 from __future__ import annotations
@@ -18,15 +19,14 @@ from tasks.io.dpr import RetrievalResult, RetrievedCtx, write_retrieval_results
 from tasks.io.entityquestions import EQQuestion, discover_eq_files, read_eq_file
 from tasks.io.passages import iter_passages
 from tasks.io.pyserini_collection import write_json_collection
-from tasks.io.trec import read_trec_run, write_trec_run
+from tasks.io.trec import read_trec_run
 from tasks.orchestration import TRANSIENT, artifact_task
 from tasks.reporting.tables import publish_table_artifact, topk_rows, write_topk_report
-from tasks.retrieval.bm25 import bm25_search, build_bm25_index
+from tasks.retrieval.bm25 import build_bm25_index
 from tasks.retrieval.evaluate import (
     RelationEvaluation,
     evaluate_relations,
     passages_by_id,
-    question_id,
     summarise,
 )
 
@@ -44,17 +44,6 @@ def load_questions(questions_dir: Path, split: str = "test") -> dict[str, list[E
         raise FileNotFoundError(f"{questions_dir}: no EntityQuestions {split} files (P*.{split}"
                                 ".json) found")
     return {relation: read_eq_file(path) for relation, path in files.items()}
-
-
-def retrieve_bm25(index_dir: Path, questions_dir: Path, run_path: Path, k: int = 100,
-                  k1: float = 0.9, b: float = 0.4, threads: int = 2, heap: str = "2g") -> Path:
-    """Top-``k`` BM25 passages of every question of the split, as one TREC run file."""
-    questions = load_questions(questions_dir)
-    qids = [question_id(r, i) for r, items in questions.items() for i in range(len(items))]
-    texts = [q.question for items in questions.values() for q in items]
-    run = bm25_search(index_dir, texts, qids, k=k, k1=k1, b=b, threads=threads, heap=heap)
-    write_trec_run(run_path, run, tag=f"bm25_k1={k1}_b={b}")
-    return run_path
 
 
 def evaluate_run(run_path: Path, questions_dir: Path, passages_tsv: Path, results_dir: Path,
@@ -103,8 +92,6 @@ export_collection_task = artifact_task(export_collection, outputs=("collection_d
 # Lucene tasks start the JVM (jnius) in this process: retried as transient (TRANSIENT).
 build_bm25_index_task = artifact_task(build_bm25_index, outputs=("index_dir",),
                                       name="build BM25 index", **TRANSIENT)
-retrieve_bm25_task = artifact_task(retrieve_bm25, outputs=("run_path",), name="retrieve BM25",
-                                   **TRANSIENT)
 evaluate_run_task = artifact_task(evaluate_run, outputs=("results_dir", "metrics_path"),
                                   name="evaluate top-k")
 report_topk_task = task(report_topk, name="report top-k")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from prefect_runs import settled_task_states, task_states
 
 from tasks.io.dpr import read_retrieval_results
 from tasks.io.entityquestions import discover_eq_files
@@ -27,30 +28,19 @@ def two_runs(smoke_params, prefect_api):
     return first, second
 
 
-def _task_states(flow_run_id) -> dict[str, list[str]]:
-    """Task run name -> state names, over the flow run and all its subflow runs.
+# the shard-parallel tasks (one per shard of work, on the task runner) -> runs per study run
+SHARDED = {"encode passage shard": None, "search BM25 batch": 3, "generate paraphrase shard": None}
 
-    The placeholder task runs that stand for subflows in their parent are left out.
-    """
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterParentFlowRunId
 
-    with get_client(sync_client=True) as client:
-        ids, placeholders, frontier = [flow_run_id], set(), [flow_run_id]
-        while frontier:  # subflows at every depth (a subflow may start subflows)
-            children = client.read_flow_runs(flow_run_filter=FlowRunFilter(
-                parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=frontier)))
-            frontier = [run.id for run in children]
-            ids += frontier
-            placeholders |= {run.parent_task_run_id for run in children}
-        states: dict[str, list[str]] = {}
-        for run_id in ids:
-            for task_run in client.read_task_runs(flow_run_filter=FlowRunFilter(
-                    id={"any_": [run_id]})):
-                if task_run.state is not None and task_run.id not in placeholders:
-                    states.setdefault(task_run.name.rsplit("-", 1)[0], []).append(
-                        task_run.state.name)
-    return states
+def test_shard_parallel_stages_run_one_task_per_shard(two_runs, smoke_params):
+    first, _ = two_runs
+    states = settled_task_states(first.state_details.flow_run_id, SHARDED)
+    questions = json.loads(Layout(smoke_params).retrieval_metrics("bm25").read_text())["questions"]
+    batch = smoke_params.retrieval.bm25.batch_size
+    batches = -(-questions // batch)
+    assert batches == 3 and states["search BM25 batch"] == ["Completed"] * batches
+    assert len(states["generate paraphrase shard"]) >= 2, states
+    assert set(states["generate paraphrase shard"]) == {"Completed"}
 
 
 def test_slice_writes_real_format_outputs(two_runs, smoke_params):
@@ -102,11 +92,11 @@ def test_study_writes_the_html_report(two_runs, smoke_params):
 def test_second_run_is_served_from_cache(two_runs):
     first, second = two_runs
     assert second.is_completed()
-    states = _task_states(second.state_details.flow_run_id)
+    states = settled_task_states(second.state_details.flow_run_id, SHARDED)
     reports = {"report top-k", "paraphrase report"}  # republish their artifacts every run
     cached = {name: s for name, s in states.items() if name not in reports}
     assert cached, states
     not_cached = {name: s for name, s in cached.items() if any(x != "Cached" for x in s)}
     assert not not_cached, not_cached
-    first_states = _task_states(first.state_details.flow_run_id)
+    first_states = task_states(first.state_details.flow_run_id)
     assert all("Cached" not in s for name, s in first_states.items()), first_states

@@ -12,6 +12,7 @@ import json
 
 import pytest
 from para_data_world import PROJECT_ROOT, stub_taggers, write_mini_world
+from prefect_runs import settled_task_states
 
 from tasks.io.squad import read_squad
 from tasks.io.tables import read_table
@@ -19,7 +20,9 @@ from tasks.layout import Layout
 from tasks.orchestration import run_settings
 from tasks.paraphrase.report import STEPS
 
-CACHED_TASKS = {"build PPDB table": 1, "PPDB suggestions": 1, "generate paraphrases": 2,
+# name -> runs per flow run (None: one or more; generation runs in shards, in a subflow)
+CACHED_TASKS = {"build PPDB table": 1, "PPDB suggestions": 1, "plan generation shards": 2,
+                "generate paraphrase shard": None, "merge paraphrase shards": 2,
                 "similarity filter": 2, "test set": 2, "human evaluation": 2,
                 "adversarial suggestions": 1}
 
@@ -53,32 +56,6 @@ def runs(prefect_api, tmp_path_factory):
         first = paraphrase(params=params, return_state=True)
         second = paraphrase(params=params, return_state=True)
     return params, first, second
-
-
-def _task_states(flow_run_id, expected: dict[str, int], timeout: float = 20.0
-                 ) -> dict[str, list[str]]:
-    """Task name -> state names of a flow run. Prefect 3 reports task states through events,
-    so the API may lag the run a little: poll until the expected tasks are all final."""
-    import time
-
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import FlowRunFilter
-
-    deadline = time.monotonic() + timeout
-    while True:
-        with get_client(sync_client=True) as client:
-            runs = client.read_task_runs(
-                flow_run_filter=FlowRunFilter(id={"any_": [flow_run_id]}))
-        states: dict[str, list[str]] = {}
-        for task_run in runs:
-            states.setdefault(task_run.name.rsplit("-", 1)[0], []).append(
-                task_run.state.name if task_run.state else "None")
-        settled = all(len(states.get(name, [])) == n and all(
-            state in ("Cached", "Completed", "Failed") for state in states[name])
-            for name, n in expected.items())
-        if settled or time.monotonic() > deadline:
-            return states
-        time.sleep(0.5)
 
 
 def test_flow_writes_the_test_set_in_the_release_layout(runs):
@@ -154,9 +131,10 @@ def test_adversarial_branch(runs):
 def test_second_run_is_served_from_the_cache(runs):
     _, first, second = runs
     assert second.is_completed() and second.result() == first.result()
-    states = _task_states(second.state_details.flow_run_id, CACHED_TASKS)
+    states = settled_task_states(second.state_details.flow_run_id, CACHED_TASKS)
     for name, runs_of_it in CACHED_TASKS.items():
-        assert states[name] == ["Cached"] * runs_of_it, (name, states)
+        assert states[name] == ["Cached"] * (runs_of_it or len(states[name])), (name, states)
+    assert len(states["generate paraphrase shard"]) >= 2, states  # more than one shard
 
 
 def test_ratings_round_trip_through_the_flow(runs):

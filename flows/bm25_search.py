@@ -1,0 +1,36 @@
+"""Subflow: BM25 search of the EntityQuestions test split in batches on the task runner.
+
+One task per batch (``retrieval.bm25.batch_size`` questions), submitted
+``max(retrieval.bm25.concurrent_batches, runner slots)`` at a time to the runner named by
+``orchestration.task_runner``: threads in this process (sharing its JVM worker), a Dask cluster
+(a JVM per worker) or Ray. Finished batches are cached and kept on disk; their runs are merged,
+in order, into the split's TREC run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow
+
+from tasks.config import BM25Config, OrchestrationConfig
+from tasks.distribution import describe_runner, runner_width, task_runner_for
+from tasks.retrieval.bm25_batches import search_all_batches
+
+
+@flow(name="search BM25 batches", log_prints=True)
+def search_bm25_batches(index: str | Path, questions_dir: Path, run_path: Path,
+                        bm25: BM25Config, concurrency: int | None = None) -> Path:
+    """Search every batch of test questions and merge the runs; returns ``run_path``."""
+    return search_all_batches(index, questions_dir, run_path, bm25, concurrency=concurrency)
+
+
+def search_bm25_on(orchestration: OrchestrationConfig, index: str | Path, questions_dir: Path,
+                   run_path: Path, bm25: BM25Config) -> Path:
+    """Run :func:`search_bm25_batches` on the task runner of ``orchestration``."""
+    width = max(bm25.concurrent_batches, runner_width(orchestration) or 1)
+    print(f"BM25 search in batches of {bm25.batch_size} questions on "
+          f"{describe_runner(orchestration)}, {width} at a time")
+    runner = task_runner_for(orchestration)
+    return search_bm25_batches.with_options(task_runner=runner)(
+        index, questions_dir, run_path, bm25, concurrency=width)

@@ -1,0 +1,89 @@
+"""BM25 search in batches of questions (one task per batch) equals one search of them all.
+
+On the tiny world (24 test questions, 24 passages): batches of 5 (the last one short), searched
+as a Prefect subflow on threads and on two Dask worker *processes* (each a daemonic process
+that holds its own JVM), merge into the same TREC run, byte for byte, as one search.
+"""
+
+from __future__ import annotations
+
+import pytest
+from dense_testkit import write_tiny_world
+
+from tasks.config import BM25Config, OrchestrationConfig
+from tasks.io.trec import read_trec_run, write_trec_run
+from tasks.retrieval.bm25_batches import (
+    merge_batch_runs,
+    plan_query_batches,
+    run_tag,
+    search_bm25_batch,
+    split_queries,
+)
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """``(index, questions_dir, reference run)``: the index and one search of every question."""
+    from tasks.retrieval.bm25 import bm25_search, build_bm25_index
+    from tasks.retrieval.stages import export_collection
+
+    root = tmp_path_factory.mktemp("bm25_batches")
+    passages, dataset = write_tiny_world(root)
+    index = build_bm25_index(export_collection(passages, root / "collection"), root / "index")
+    qids, texts = split_queries(dataset)
+    reference = write_trec_run(root / "reference.trec",
+                               bm25_search(index, texts, qids, k=5), run_tag(0.9, 0.4))
+    return index, dataset, reference
+
+
+def test_plan_covers_the_split_in_order(world):
+    _, dataset, _ = world
+    assert plan_query_batches(dataset, 5) == [(0, 5), (5, 10), (10, 15), (15, 20), (20, 24)]
+    assert plan_query_batches(dataset, 100) == [(0, 24)]
+    with pytest.raises(ValueError, match="batch_size must be >= 1"):
+        plan_query_batches(dataset, 0)
+
+
+def test_batches_merge_into_the_run_of_one_search(world, tmp_path):
+    index, dataset, reference = world
+    paths = [search_bm25_batch(index, dataset, start, end, tmp_path / f"{start}.trec", k=5)
+             for start, end in plan_query_batches(dataset, 7)]
+    assert len(read_trec_run(paths[-1])) == 3  # 24 = 7 + 7 + 7 + 3
+    merged = merge_batch_runs(paths, tmp_path / "test.trec", run_tag(0.9, 0.4))
+    assert merged.read_bytes() == reference.read_bytes()
+
+
+def test_a_batch_outside_the_split_and_overlapping_batches_are_errors(world, tmp_path):
+    index, dataset, _ = world
+    with pytest.raises(ValueError, match=r"batch 20:30 is outside the split's 24 questions"):
+        search_bm25_batch(index, dataset, 20, 30, tmp_path / "x.trec", k=5)
+    first = search_bm25_batch(index, dataset, 0, 3, tmp_path / "a.trec", k=5)
+    again = search_bm25_batch(index, dataset, 2, 4, tmp_path / "b.trec", k=5)
+    with pytest.raises(ValueError, match=r"b\.trec: query 'P19:000002' is also in an earlier"):
+        merge_batch_runs([first, again], tmp_path / "merged.trec", "t")
+
+
+@pytest.mark.parametrize("runner", ["thread", "dask"])
+def test_batch_subflow_on_the_task_runner_matches_one_search(world, tmp_path, monkeypatch,
+                                                             prefect_api, runner):
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from flows.bm25_search import search_bm25_on
+    from tasks.distribution import shared_api
+    from tasks.orchestration import run_settings
+
+    index, dataset, reference = world
+    cfg = OrchestrationConfig(task_runner=runner, dask={
+        "n_workers": 2, "threads_per_worker": 1, "processes": True, "dashboard_address": None})
+    bm25 = BM25Config(top_k=5, batch_size=5, threads=1)
+    run_path = tmp_path / "runs" / "test.trec"
+    with run_settings(tmp_path / "state"):
+        if runner == "dask":  # worker processes report to one API started for the run
+            monkeypatch.delenv("PREFECT_API_URL", raising=False)
+            with temporary_settings(updates={PREFECT_API_URL: None}), shared_api(cfg):
+                search_bm25_on(cfg, index, dataset, run_path, bm25)
+        else:
+            search_bm25_on(cfg, index, dataset, run_path, bm25)
+    assert run_path.read_bytes() == reference.read_bytes()
+    assert sorted(p.name for p in (run_path.parent / "test.batches").iterdir()) == [
+        f"batch_{n:05d}.trec" for n in range(5)]
