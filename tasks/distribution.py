@@ -16,12 +16,13 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from tasks.config import OrchestrationConfig
 
 LOOPBACK = "127.0.0.1"
+T = TypeVar("T")
 
 
 def needs_shared_api(cfg: OrchestrationConfig) -> bool:
@@ -29,6 +30,20 @@ def needs_shared_api(cfg: OrchestrationConfig) -> bool:
     if cfg.task_runner == "dask":
         return cfg.dask.processes or cfg.dask.address is not None
     return cfg.task_runner == "ray"
+
+
+def submit_in_waves(submit: Callable[[int, T], Any], plan: Sequence[T], width: int) -> list:
+    """Call ``submit(number, item)`` (a task's ``.submit``, returning a future) for every item
+    of ``plan``, ``width`` at a time, and return the results in plan order. A wave's futures
+    are all resolved before the next wave is submitted: at most ``width`` shards are in flight
+    (and in memory), and the first failure stops the stage."""
+    results: list = []
+    width = max(1, width)
+    for first in range(0, len(plan), width):
+        futures = [submit(number, item)
+                   for number, item in enumerate(plan[first:first + width], start=first)]
+        results.extend(future.result() for future in futures)
+    return results
 
 
 def task_runner_for(cfg: OrchestrationConfig) -> Any:

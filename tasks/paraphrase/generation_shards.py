@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.config import ParaphraseConfig
+from tasks.distribution import submit_in_waves
 from tasks.io.tables import read_table, write_table
 from tasks.orchestration import artifact_task
 from tasks.paraphrase.generation import (
@@ -88,18 +89,11 @@ def generate_all_shards(suggestions_path: Path, out_path: Path, kind: GeneratorK
     """
     plan = plan_generation_shards_task(suggestions_path, cfg.generation_shard_questions)
     shards_dir = out_path.with_name(f"{out_path.stem}.shards")
-    numbered = list(enumerate(plan))
-    width = max(1, concurrency or cfg.concurrent_generation_shards)
-    shards: list[dict[str, Any]] = []
-    for first in range(0, len(numbered), width):
-        futures = [
-            generate_shard_task.submit(suggestions_path, start, end,
-                                       shard_path(shards_dir, number), kind, model_dir,
-                                       ppdb_table, cfg.beam_size, without_suggestion,
-                                       cfg.max_ngram)
-            for number, (start, end) in numbered[first:first + width]
-        ]
-        shards.extend(future.result() for future in futures)
+    shards = submit_in_waves(
+        lambda number, shard: generate_shard_task.submit(
+            suggestions_path, *shard, shard_path(shards_dir, number), kind, model_dir,
+            ppdb_table, cfg.beam_size, without_suggestion, cfg.max_ngram),
+        plan, concurrency or cfg.concurrent_generation_shards)
     return merge_candidate_shards_task(shards, out_path)
 
 

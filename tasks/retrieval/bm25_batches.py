@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tasks.config import BM25Config
+from tasks.distribution import submit_in_waves
 from tasks.io.trec import read_trec_run, write_trec_run
 from tasks.orchestration import TRANSIENT, artifact_task
 from tasks.retrieval.bm25 import bm25_search
@@ -78,18 +79,11 @@ def search_all_batches(index: str | Path, questions_dir: Path, run_path: Path, c
     """
     plan = plan_query_batches_task(questions_dir, cfg.batch_size)
     batches_dir = run_path.with_name(f"{run_path.stem}.batches")
-    numbered = list(enumerate(plan))
-    width = max(1, concurrency or cfg.concurrent_batches)
-    paths: list[Path] = []
-    for first in range(0, len(numbered), width):
-        futures = [
-            search_bm25_batch_task.submit(index, questions_dir, start, end,
-                                          batch_path(batches_dir, number), k=cfg.top_k,
-                                          k1=cfg.k1, b=cfg.b, threads=cfg.threads,
-                                          heap=cfg.java_heap)
-            for number, (start, end) in numbered[first:first + width]
-        ]
-        paths.extend(future.result() for future in futures)
+    paths = submit_in_waves(
+        lambda number, batch: search_bm25_batch_task.submit(
+            index, questions_dir, *batch, batch_path(batches_dir, number), k=cfg.top_k,
+            k1=cfg.k1, b=cfg.b, threads=cfg.threads, heap=cfg.java_heap),
+        plan, concurrency or cfg.concurrent_batches)
     return merge_batch_runs_task(paths, run_path, run_tag(cfg.k1, cfg.b))
 
 

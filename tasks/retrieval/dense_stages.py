@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tasks.config import DenseConfig
+from tasks.distribution import submit_in_waves
 from tasks.evaluation.has_answer import HasAnswerMode
 from tasks.evaluation.topk import bootstrap_difference, hits_at_k
 from tasks.io.atomic import write_json
@@ -85,19 +86,11 @@ def encode_all_shards(passages_tsv: Path, shards_dir: Path, spec: EncoderSpec,
     ``DaskTaskRunner`` spreads them over processes or machines).
     """
     plan = plan_passage_shards_task(passages_tsv, cfg.shard_size)
-    records: list[dict] = []
-    numbered = list(enumerate(plan))
-    width = max(1, concurrency or cfg.concurrent_shards)
-    for start in range(0, len(numbered), width):
-        futures = [
-            encode_passage_shard_task.submit(passages_tsv, first, last,
-                                             shard_files(shards_dir, number), spec,
-                                             batch_size=cfg.batch_size, device=cfg.device,
-                                             bf16=cfg.bf16)
-            for number, (first, last) in numbered[start:start + width]
-        ]
-        records.extend(future.result() for future in futures)
-    return records
+    return submit_in_waves(
+        lambda number, shard: encode_passage_shard_task.submit(
+            passages_tsv, *shard, shard_files(shards_dir, number), spec,
+            batch_size=cfg.batch_size, device=cfg.device, bf16=cfg.bf16),
+        plan, concurrency or cfg.concurrent_shards)
 
 
 def build_dense_index(shards: list[dict], index_dir: Path, spec: EncoderSpec,

@@ -24,6 +24,7 @@ from tasks.distribution import (  # noqa: E402
     needs_shared_api,
     runner_width,
     shared_api,
+    submit_in_waves,
     task_runner_for,
 )
 
@@ -35,6 +36,27 @@ def test_thread_runner_is_the_default():
     assert cfg.task_runner == "thread" and not needs_shared_api(cfg)
     assert isinstance(task_runner_for(cfg), ThreadPoolTaskRunner)
     assert runner_width(OrchestrationConfig(max_workers=3)) == 3
+
+
+def test_submit_in_waves_keeps_plan_order_and_at_most_width_in_flight():
+    in_flight: list[int] = []
+    peak = [0]
+
+    class Future:
+        def __init__(self, value):
+            self.value = value
+            in_flight.append(value)
+            peak[0] = max(peak[0], len(in_flight))
+
+        def result(self):
+            in_flight.remove(self.value)
+            return self.value
+
+    plan = [(0, 4), (4, 8), (8, 12), (12, 16), (16, 18)]
+    got = submit_in_waves(lambda number, item: Future((number, *item)), plan, width=2)
+    assert got == [(n, *item) for n, item in enumerate(plan)] and peak[0] == 2
+    assert submit_in_waves(lambda n, item: Future(n), plan, width=0) == list(range(5))
+    assert peak[0] == 2 and submit_in_waves(lambda n, item: Future(n), [], width=3) == []
 
 
 def test_dask_local_cluster_binds_to_loopback():
