@@ -241,20 +241,15 @@ def train_tagger(corpus_dir: str | Path, tag_type: str, out_dir: str | Path,
     character dictionary ``char_dict.pkl`` and ``scores.json``) and returns the path and span
     micro-F1 on dev/test. Nothing is downloaded.
     """
-    import torch
+    from models.threads import torch_threads
 
     config = config or TaggerTrainConfig()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    threads = torch.get_num_threads()
-    if config.threads is not None:
-        torch.set_num_threads(config.threads)
-    try:
-        with warnings.catch_warnings():  # Flair 0.15.1 builds a deprecated CUDA GradScaler
-            warnings.filterwarnings("ignore", message=".*GradScaler", category=FutureWarning)
-            return _train(corpus_dir, tag_type, out_dir, config, columns)
-    finally:
-        torch.set_num_threads(threads)
+    with torch_threads(config.threads), warnings.catch_warnings():
+        # Flair 0.15.1 builds a deprecated CUDA GradScaler
+        warnings.filterwarnings("ignore", message=".*GradScaler", category=FutureWarning)
+        return _train(corpus_dir, tag_type, out_dir, config, columns)
 
 
 def _train(corpus_dir: str | Path, tag_type: str, out_dir: Path, config: TaggerTrainConfig,

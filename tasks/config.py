@@ -278,6 +278,9 @@ class ParaphraseConfig(Section):
         500, ge=1, description="questions per generation task (tasks spread over the runner)")
     concurrent_generation_shards: int = Field(1, ge=1,
                                               description="generation tasks submitted at a time")
+    generation_threads: int | None = Field(
+        1, ge=1, description="torch CPU threads per generation task (None: torch's default); "
+        "1 is fastest for the small paraphraser, and keeps parallel shards off each other")
     max_questions: int | None = Field(None, ge=1, description="SQuAD dev questions used")
     # Filter, test set, human evaluation, report.
     similarity: ParaphraseSimilarityConfig = ParaphraseSimilarityConfig()

@@ -33,6 +33,7 @@ from models.paraphraser.data import (
 from models.paraphraser.generation import Batch, beam_search, greedy_search
 from models.paraphraser.network import PointerGeneratorTransformer
 from models.paraphraser.tokenizer import EncodedSource, ParaphraseTokenizer
+from models.threads import torch_threads
 from tasks.io.atomic import atomic_dir, write_json
 
 Input = tuple[str | None, str]
@@ -254,16 +255,14 @@ def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
     hardware = resolve_hardware(config)
     was_deterministic = torch.are_deterministic_algorithms_enabled()
     was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
-    threads = torch.get_num_threads()
-    if config.cpu_threads:
-        torch.set_num_threads(config.cpu_threads)
     started = time.time()
     pl.seed_everything(config.seed, workers=True, verbose=False)
     module = ParaphraserModule(_model_config(config, tokenizer), config)
     data = ParaphraseDataModule(train, val, tokenizer, config.batch_size, config.copy_oov_rate,
                                 config.seed, config.num_workers)
     try:
-        with tempfile.TemporaryDirectory(prefix="qastress-paraphraser-") as scratch:
+        with torch_threads(config.cpu_threads), \
+                tempfile.TemporaryDirectory(prefix="qastress-paraphraser-") as scratch:
             trainer = pl.Trainer(
                 **hardware,
                 max_steps=config.max_steps or -1,
@@ -278,7 +277,6 @@ def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
             trainer.fit(module, datamodule=data)
     finally:
         torch.use_deterministic_algorithms(was_deterministic, warn_only=was_warn_only)
-        torch.set_num_threads(threads)
     if trainer.is_global_zero:
         val_loss = trainer.callback_metrics.get("val_loss")
         training_args = {

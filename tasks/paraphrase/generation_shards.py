@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from models.threads import torch_threads
 from tasks.config import ParaphraseConfig
 from tasks.distribution import submit_in_waves
 from tasks.io.tables import read_table, write_table
@@ -46,13 +47,15 @@ def shard_path(shards_dir: Path, number: int) -> Path:
 def generate_shard(suggestions_path: Path, start: int, end: int, out_path: Path,
                    kind: GeneratorKind, model_dir: Path | None, ppdb_table: Path,
                    beam_size: int | None, without_suggestion: bool = True,
-                   max_n: int = 6) -> dict[str, Any]:
-    """Load the paraphraser of ``kind`` and paraphrase questions ``start:end``; the counts and
-    the shard's table (``path``)."""
+                   max_n: int = 6, threads: int | None = 1) -> dict[str, Any]:
+    """Load the paraphraser of ``kind`` and paraphrase questions ``start:end`` with ``threads``
+    torch CPU threads (``None``: torch's setting); the counts and the shard's table (``path``).
+    """
     generator = load_generator(kind, model_dir, ppdb_table, max_n)
     try:
-        counts = generate_candidates(suggestions_path, out_path, generator, beam_size,
-                                     without_suggestion, questions=(start, end))
+        with torch_threads(threads):
+            counts = generate_candidates(suggestions_path, out_path, generator, beam_size,
+                                         without_suggestion, questions=(start, end))
     finally:
         table = getattr(generator, "table", None)
         if table is not None:
@@ -92,7 +95,8 @@ def generate_all_shards(suggestions_path: Path, out_path: Path, kind: GeneratorK
     shards = submit_in_waves(
         lambda number, shard: generate_shard_task.submit(
             suggestions_path, *shard, shard_path(shards_dir, number), kind, model_dir,
-            ppdb_table, cfg.beam_size, without_suggestion, cfg.max_ngram),
+            ppdb_table, cfg.beam_size, without_suggestion, cfg.max_ngram,
+            cfg.generation_threads),
         plan, concurrency or cfg.concurrent_generation_shards)
     return merge_candidate_shards_task(shards, out_path)
 
