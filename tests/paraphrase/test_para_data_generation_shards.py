@@ -2,7 +2,8 @@
 
 On the mini world with the PPDB-substitution paraphraser (no training): the SQuAD dev
 questions' suggestions in shards of 2 questions, generated one task per shard (directly, and as
-the Prefect subflow on threads and on two Dask worker processes), merge into the candidates
+the Prefect subflow on threads and, ``-m slow``, on two Dask worker processes), merge into the
+candidates
 table, and the counts, of one unsharded run.
 """
 
@@ -85,7 +86,10 @@ def test_a_changed_shard_table_is_an_error(suggested, tmp_path):
         merge_candidate_shards(shards, tmp_path / "candidates.parquet")
 
 
-@pytest.mark.parametrize("runner", ["thread", "dask"])
+# dask (~15-40 s: a LocalCluster of 2 processes) is slow: the thread variant covers this
+# subflow, tests/flows/test_distribution.py the same subflow pattern on Dask worker processes
+# with the shared API, and tests/retrieval/test_jvm_worker.py the JVM in a daemonic worker
+@pytest.mark.parametrize("runner", ["thread", pytest.param("dask", marks=pytest.mark.slow)])
 def test_generation_subflow_on_the_task_runner_matches_one_run(suggested, mini_params, tmp_path,
                                                                monkeypatch, prefect_api, runner):
     from prefect.settings import PREFECT_API_URL, temporary_settings

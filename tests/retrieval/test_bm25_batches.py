@@ -1,8 +1,9 @@
 """BM25 search in batches of questions (one task per batch) equals one search of them all.
 
 On the tiny world (24 test questions, 24 passages): batches of 5 (the last one short), searched
-as a Prefect subflow on threads and on two Dask worker *processes* (each a daemonic process
-that holds its own JVM), merge into the same TREC run, byte for byte, as one search.
+as a Prefect subflow on threads and (``-m slow``) on two Dask worker *processes* (each a
+daemonic process that holds its own JVM), merge into the same TREC run, byte for byte, as one
+search.
 """
 
 from __future__ import annotations
@@ -63,7 +64,10 @@ def test_a_batch_outside_the_split_and_overlapping_batches_are_errors(world, tmp
         merge_batch_runs([first, again], tmp_path / "merged.trec", "t")
 
 
-@pytest.mark.parametrize("runner", ["thread", "dask"])
+# dask (~15-40 s: a LocalCluster of 2 processes) is slow: the thread variant covers this
+# subflow, tests/flows/test_distribution.py the same subflow pattern on Dask worker processes
+# with the shared API, and tests/retrieval/test_jvm_worker.py the JVM in a daemonic worker
+@pytest.mark.parametrize("runner", ["thread", pytest.param("dask", marks=pytest.mark.slow)])
 def test_batch_subflow_on_the_task_runner_matches_one_search(world, tmp_path, monkeypatch,
                                                              prefect_api, runner):
     from prefect.settings import PREFECT_API_URL, temporary_settings
