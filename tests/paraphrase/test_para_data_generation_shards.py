@@ -3,8 +3,7 @@
 On the mini world with the PPDB-substitution paraphraser (no training): the SQuAD dev
 questions' suggestions in shards of 2 questions, generated one task per shard (directly, and as
 the Prefect subflow on threads and, ``-m slow``, on two Dask worker processes), merge into the
-candidates
-table, and the counts, of one unsharded run.
+candidates table, and the counts, of one unsharded run.
 """
 
 from __future__ import annotations
