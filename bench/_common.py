@@ -45,6 +45,19 @@ def parse_sets(items: list[str]) -> dict[str, Any]:
     return out
 
 
+def add_common_arguments(parser: Any, profile_help: str, sets_help: str | None = None,
+                         keep_help: str = "keep the temp directory") -> None:
+    """``--profile`` (default demo), ``--set KEY=VALUE`` (when ``sets_help`` is given),
+    ``--workdir`` and ``--keep``: the options every orchestration benchmark takes."""
+    parser.add_argument("--profile", default="demo", help=profile_help)
+    if sets_help is not None:
+        parser.add_argument("--set", dest="sets", action="append", default=[],
+                            metavar="KEY=VALUE", help=sets_help)
+    parser.add_argument("--workdir", type=Path,
+                        help="parent of the temp directory (default: the system temp dir)")
+    parser.add_argument("--keep", action="store_true", help=keep_help)
+
+
 def isolated_workdir(prefix: str, parent: Path | None, keep: bool) -> Path:
     """A fresh temp directory with its own ``PREFECT_HOME`` (a new SQLite database, not shared
     with other jobs), set before Prefect is imported; removed at exit unless ``keep``."""

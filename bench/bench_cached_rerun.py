@@ -29,6 +29,7 @@ from pathlib import Path
 from _common import (
     PROJECT_ROOT,
     TaskRunRecord,
+    add_common_arguments,
     bench_params,
     isolated_workdir,
     load,
@@ -77,16 +78,11 @@ def not_cached(records: list[TaskRunRecord]) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--profile", default="demo",
-                        help="params profile: demo (default, ~6 min cold on 2 cores) or smoke "
-                             "(a quick check)")
-    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a parameter (repeatable; values parsed as YAML)")
+    add_common_arguments(
+        parser, "params profile: demo (default, ~6 min cold on 2 cores) or smoke (a quick check)",
+        "override a parameter (repeatable; values parsed as YAML)")
     parser.add_argument("--no-cli-rerun", action="store_true",
                         help="skip the cached rerun through `python -m flows.cli run`")
-    parser.add_argument("--workdir", type=Path,
-                        help="parent of the temp directory (default: the system temp dir)")
-    parser.add_argument("--keep", action="store_true", help="keep the temp directory")
     args = parser.parse_args(argv)
 
     work = isolated_workdir("qastress-bench-rerun-", args.workdir, args.keep)

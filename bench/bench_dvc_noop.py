@@ -27,7 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+from _common import PROJECT_ROOT, add_common_arguments, load
+
 ALWAYS_COPIED = ("tasks", "flows", "models")
 
 
@@ -109,14 +110,11 @@ def dvc_version(env: dict[str, str]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--profile", default="demo",
-                        help="params profile of the scratch project: demo (default; the cold "
-                             "repro takes several minutes on 2 cores) or smoke (a quick check)")
+    add_common_arguments(parser, "params profile of the scratch project: demo (default; the "
+                         "cold repro takes several minutes on 2 cores) or smoke (a quick check)",
+                         keep_help="keep the scratch project")
     parser.add_argument("--repeats", type=int, default=5,
                         help="timed no-op `dvc repro` and `dvc status` runs each (median)")
-    parser.add_argument("--workdir", type=Path,
-                        help="parent of the temp directory (default: the system temp dir)")
-    parser.add_argument("--keep", action="store_true", help="keep the scratch project")
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be >= 1")
@@ -129,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, python "
               f"{platform.python_version()}, dvc {dvc_version(env)}", flush=True)
-        print(f"load average (1/5/15 min) at start: {_load()}", flush=True)
+        print(f"load average (1/5/15 min) at start: {load()}", flush=True)
         copied = make_project(root, args.profile, env)
         print(f"scratch project {root} ({args.profile}): {', '.join(copied)}", flush=True)
         print(f"Prefect database created (untimed): {prime_prefect(work, env):.1f} s", flush=True)
@@ -138,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
         cold, output = run(["dvc", "repro"], root, env)
         ran = [line.split("'")[1] for line in output.splitlines()
                if line.startswith("Running stage '")]
-        cold_load = _load()
+        cold_load = load()
         print(f"--- cold: {cold:.1f} s, {len(ran)} stages ran ({', '.join(ran)}); "
               f"load average after: {cold_load}", flush=True)
 
@@ -154,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
             seconds, output = run(["dvc", "status"], root, env)
             status.append(seconds)
         status_clean = "up to date" in output
-        end_load = _load()
+        end_load = load()
 
         def fmt(xs: list[float]) -> str:
             return " ".join(f"{x:.2f}" for x in xs)
@@ -177,10 +175,6 @@ def main(argv: list[str] | None = None) -> None:
             print(f"kept {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
-
-
-def _load() -> str:
-    return "/".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 if __name__ == "__main__":

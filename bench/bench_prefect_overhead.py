@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import (
+    add_common_arguments,
     bench_params,
     flow_durations,
     isolated_workdir,
@@ -222,20 +223,15 @@ def warm_up(root: Path) -> float:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--profile", default="demo",
-                        help="params profile of both timed runs: demo (default, ~6 min per run "
-                             "on 2 cores) or smoke (seconds, a quick check)")
-    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a parameter for both runs (repeatable)")
+    add_common_arguments(
+        parser, "params profile of both timed runs: demo (default, ~6 min per run on 2 cores) "
+        "or smoke (seconds, a quick check)", "override a parameter for both runs (repeatable)")
     parser.add_argument("--order", choices=("bare-first", "prefect-first"),
                         default="bare-first",
                         help="which timed run goes first (default: bare-first, so the Prefect "
                              "run's asynchronous event tail cannot slow the bare run)")
     parser.add_argument("--no-warmup", action="store_true",
                         help="skip the untimed bare smoke warm-up run")
-    parser.add_argument("--workdir", type=Path,
-                        help="parent of the temp directory (default: the system temp dir)")
-    parser.add_argument("--keep", action="store_true", help="keep the temp directory")
     args = parser.parse_args(argv)
 
     work = isolated_workdir("qastress-bench-overhead-", args.workdir, args.keep)

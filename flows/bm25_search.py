@@ -14,7 +14,7 @@ from pathlib import Path
 from prefect import flow
 
 from tasks.config import BM25Config, OrchestrationConfig
-from tasks.distribution import describe_runner, runner_width, task_runner_for
+from tasks.distribution import run_on_runner
 from tasks.retrieval.bm25_batches import search_all_batches
 
 
@@ -28,9 +28,6 @@ def search_bm25_batches(index: str | Path, questions_dir: Path, run_path: Path,
 def search_bm25_on(orchestration: OrchestrationConfig, index: str | Path, questions_dir: Path,
                    run_path: Path, bm25: BM25Config) -> Path:
     """Run :func:`search_bm25_batches` on the task runner of ``orchestration``."""
-    width = max(bm25.concurrent_batches, runner_width(orchestration) or 1)
-    print(f"BM25 search in batches of {bm25.batch_size} questions on "
-          f"{describe_runner(orchestration)}, {width} at a time")
-    runner = task_runner_for(orchestration)
-    return search_bm25_batches.with_options(task_runner=runner)(
-        index, questions_dir, run_path, bm25, concurrency=width)
+    return run_on_runner(search_bm25_batches, orchestration, bm25.concurrent_batches,
+                         f"BM25 search in batches of {bm25.batch_size} questions",
+                         index, questions_dir, run_path, bm25)

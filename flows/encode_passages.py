@@ -14,7 +14,7 @@ from pathlib import Path
 from prefect import flow
 
 from tasks.config import DenseConfig, OrchestrationConfig
-from tasks.distribution import describe_runner, runner_width, task_runner_for
+from tasks.distribution import run_on_runner
 from tasks.retrieval.dense_stages import encode_all_shards
 from tasks.retrieval.encoders import EncoderSpec
 
@@ -29,8 +29,5 @@ def encode_passages(passages: Path, shards_dir: Path, spec: EncoderSpec, dense: 
 def encode_passages_on(orchestration: OrchestrationConfig, passages: Path, shards_dir: Path,
                        spec: EncoderSpec, dense: DenseConfig) -> list[dict]:
     """Run :func:`encode_passages` on the task runner of ``orchestration``."""
-    width = max(dense.concurrent_shards, runner_width(orchestration) or 1)
-    print(f"encoding passage shards on {describe_runner(orchestration)}, {width} at a time")
-    runner = task_runner_for(orchestration)
-    return encode_passages.with_options(task_runner=runner)(
-        passages, shards_dir, spec, dense, concurrency=width)
+    return run_on_runner(encode_passages, orchestration, dense.concurrent_shards,
+                         "encoding passage shards", passages, shards_dir, spec, dense)

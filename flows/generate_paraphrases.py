@@ -15,7 +15,7 @@ from typing import Any
 from prefect import flow
 
 from tasks.config import OrchestrationConfig, ParaphraseConfig
-from tasks.distribution import describe_runner, runner_width, task_runner_for
+from tasks.distribution import run_on_runner
 from tasks.paraphrase.generation import GeneratorKind
 from tasks.paraphrase.generation_shards import generate_all_shards
 
@@ -35,10 +35,8 @@ def generate_paraphrases_on(orchestration: OrchestrationConfig, suggestions_path
                             cfg: ParaphraseConfig, without_suggestion: bool) -> dict[str, Any]:
     """Run :func:`generate_paraphrases` (paraphraser ``cfg.generator``) on the task runner of
     ``orchestration``."""
-    width = max(cfg.concurrent_generation_shards, runner_width(orchestration) or 1)
-    print(f"paraphrase generation in shards of {cfg.generation_shard_questions} questions on "
-          f"{describe_runner(orchestration)}, {width} at a time")
-    runner = task_runner_for(orchestration)
-    return generate_paraphrases.with_options(task_runner=runner)(
+    return run_on_runner(
+        generate_paraphrases, orchestration, cfg.concurrent_generation_shards,
+        f"paraphrase generation in shards of {cfg.generation_shard_questions} questions",
         suggestions_path, out_path, cfg.generator, model_dir, ppdb_table, cfg,
-        without_suggestion, concurrency=width)
+        without_suggestion)

@@ -104,6 +104,17 @@ def describe_runner(cfg: OrchestrationConfig) -> str:
     return "threads (in-process)"
 
 
+def run_on_runner(subflow: Any, cfg: OrchestrationConfig, concurrent: int, what: str,
+                  *args: Any, **kwargs: Any) -> Any:
+    """Call the shard-parallel ``subflow(*args, concurrency=width, **kwargs)`` on the task
+    runner of ``cfg``, ``width = max(concurrent, the runner's slots)``; prints ``what`` and where
+    it runs."""
+    width = max(concurrent, runner_width(cfg) or 1)
+    print(f"{what} on {describe_runner(cfg)}, {width} at a time")
+    return subflow.with_options(task_runner=task_runner_for(cfg))(*args, concurrency=width,
+                                                                  **kwargs)
+
+
 @contextlib.contextmanager
 def shared_api(cfg: OrchestrationConfig) -> Iterator[str | None]:
     """Make the Prefect API of the run reachable from worker processes; yields its URL.

@@ -186,7 +186,6 @@ def generate_candidates(suggestions_path: Path, out_path: Path, generator: Parap
     return counts
 
 
-
 def question_order(rows: Sequence[dict[str, Any]]) -> list[str]:
     """The distinct ``qid``s of suggestion rows in order of first appearance."""
     return list(dict.fromkeys(row["qid"] for row in rows))

@@ -93,6 +93,11 @@ def open_searcher(index: str | Path, k1: float = 0.9, b: float = 0.4, heap: str 
     return searcher
 
 
+def bm25_run_tag(k1: float, b: float) -> str:
+    """The TREC run tag of a BM25 run with these parameters."""
+    return f"bm25_k1={k1}_b={b}"
+
+
 def bm25_search(index: str | Path, queries: Sequence[str], qids: Sequence[str], k: int = 100,
                 k1: float = 0.9, b: float = 0.4, threads: int = 2, batch_size: int = 10_000,
                 heap: str = "2g", progress: bool = True) -> Run:

@@ -14,22 +14,8 @@ from tasks.config import BM25Config
 from tasks.distribution import submit_in_waves
 from tasks.io.trec import read_trec_run, write_trec_run
 from tasks.orchestration import TRANSIENT, artifact_task
-from tasks.retrieval.bm25 import bm25_search
-from tasks.retrieval.evaluate import question_id
-from tasks.retrieval.stages import load_questions
-
-
-def run_tag(k1: float, b: float) -> str:
-    """The TREC run tag of a BM25 run with these parameters."""
-    return f"bm25_k1={k1}_b={b}"
-
-
-def split_queries(questions_dir: Path, split: str = "test") -> tuple[list[str], list[str]]:
-    """``(qids, texts)`` of every question of the split, relation files in order."""
-    questions = load_questions(questions_dir, split)
-    qids = [question_id(r, i) for r, items in questions.items() for i in range(len(items))]
-    texts = [q.question for items in questions.values() for q in items]
-    return qids, texts
+from tasks.retrieval.bm25 import bm25_run_tag, bm25_search
+from tasks.retrieval.stages import split_queries
 
 
 def plan_query_batches(questions_dir: Path, batch_size: int) -> list[tuple[int, int]]:
@@ -55,7 +41,7 @@ def search_bm25_batch(index: str | Path, questions_dir: Path, start: int, end: i
                          f"{len(qids)} questions")
     run = bm25_search(index, texts[start:end], qids[start:end], k=k, k1=k1, b=b,
                       threads=threads, heap=heap)
-    return write_trec_run(out_path, run, tag=run_tag(k1, b))
+    return write_trec_run(out_path, run, tag=bm25_run_tag(k1, b))
 
 
 def merge_batch_runs(batch_runs: list[Path], run_path: Path, tag: str) -> Path:
@@ -84,7 +70,7 @@ def search_all_batches(index: str | Path, questions_dir: Path, run_path: Path, c
             index, questions_dir, *batch, batch_path(batches_dir, number), k=cfg.top_k,
             k1=cfg.k1, b=cfg.b, threads=cfg.threads, heap=cfg.java_heap),
         plan, concurrency or cfg.concurrent_batches)
-    return merge_batch_runs_task(paths, run_path, run_tag(cfg.k1, cfg.b))
+    return merge_batch_runs_task(paths, run_path, bm25_run_tag(cfg.k1, cfg.b))
 
 
 plan_query_batches_task = artifact_task(plan_query_batches, name="plan BM25 batches")

@@ -28,7 +28,7 @@ from tasks.io.entityquestions import EQQuestion, read_eq_file
 from tasks.io.trec import read_trec_run, write_trec_run
 from tasks.orchestration import TRANSIENT, artifact_task
 from tasks.reporting.figures import write_bucket_accuracy
-from tasks.retrieval.bm25 import bm25_search
+from tasks.retrieval.bm25 import bm25_run_tag, bm25_search
 from tasks.retrieval.dense_index import dense_search
 from tasks.retrieval.dense_stages import run_tag
 from tasks.retrieval.encoders import EncoderSpec, encode_questions
@@ -82,7 +82,7 @@ def retrieve_bm25_buckets(index: str | Path, dataset_dir: Path, run_path: Path,
     """Top-``k`` BM25 passages of every bucket question, as one TREC run."""
     qids, texts = _flatten(load_bucket_questions(dataset_dir, sets, relations, n_buckets))
     run = bm25_search(index, texts, qids, k=k, k1=k1, b=b, threads=threads, heap=heap)
-    write_trec_run(run_path, run, tag=f"bm25_k1={k1}_b={b}")
+    write_trec_run(run_path, run, tag=bm25_run_tag(k1, b))
     return run_path
 
 

@@ -37,9 +37,9 @@ from tasks.retrieval.dense_index import (
     shard_path,
 )
 from tasks.retrieval.encoders import EncoderSpec, encode_questions, resolve_encoder_spec
-from tasks.retrieval.evaluate import evaluate_relations, passages_by_id, question_id
+from tasks.retrieval.evaluate import evaluate_relations, passages_by_id
 from tasks.retrieval.fusion import reciprocal_rank_fusion
-from tasks.retrieval.stages import load_questions
+from tasks.retrieval.stages import load_questions, split_queries
 
 
 def resolve_dense_encoder(cfg: DenseConfig) -> EncoderSpec:
@@ -112,9 +112,7 @@ def retrieve_dense(index_dir: Path, questions_dir: Path, run_path: Path, spec: E
                    k: int = 100, batch_size: int = 64, device: str = "auto",
                    bf16: bool = False) -> Path:
     """Encode every test question and write its top-``k`` passages as one TREC run."""
-    questions = load_questions(questions_dir)
-    qids = [question_id(r, i) for r, items in questions.items() for i in range(len(items))]
-    texts = [q.question for items in questions.values() for q in items]
+    qids, texts = split_queries(questions_dir)
     embeddings = encode_questions(spec, texts, qids, batch_size=batch_size, device=device,
                                   bf16=bf16)
     run = dense_search(index_dir, embeddings, k)

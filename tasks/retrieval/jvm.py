@@ -131,7 +131,6 @@ def in_jvm_process(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return fn(*args, **kwargs)
     if _worker is None:
         _worker = ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn"))
-        atexit.register(_shutdown_worker)
     try:
         return _worker.submit(fn, *args, **kwargs).result()
     except BrokenProcessPool as exc:
@@ -145,3 +144,6 @@ def _shutdown_worker() -> None:
     if _worker is not None:
         _worker.shutdown(wait=True, cancel_futures=True)
         _worker = None
+
+
+atexit.register(_shutdown_worker)  # a no-op when no worker was started

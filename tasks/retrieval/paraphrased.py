@@ -28,7 +28,7 @@ from tasks.io.squad import SquadQuestion, read_squad
 from tasks.io.trec import read_trec_run, write_trec_run
 from tasks.orchestration import TRANSIENT, artifact_task
 from tasks.reporting.tables import markdown_table, publish_table_artifact
-from tasks.retrieval.bm25 import bm25_search
+from tasks.retrieval.bm25 import bm25_run_tag, bm25_search
 from tasks.retrieval.dense_index import build_faiss_index, dense_search, encode_shard, shard_path
 from tasks.retrieval.dense_stages import run_tag
 from tasks.retrieval.encoders import EncoderSpec, encode_questions
@@ -103,7 +103,7 @@ def retrieve_bm25_paraphrased(index_dir: Path, set_files: SetFiles, run_path: Pa
     qids, texts = queries(set_files)
     run = bm25_search(index_dir, texts, qids, k=k, k1=k1, b=b, threads=threads, heap=heap,
                       progress=False)
-    write_trec_run(run_path, run, tag=f"bm25_k1={k1}_b={b}")
+    write_trec_run(run_path, run, tag=bm25_run_tag(k1, b))
     return run_path
 
 

@@ -27,6 +27,7 @@ from tasks.retrieval.evaluate import (
     RelationEvaluation,
     evaluate_relations,
     passages_by_id,
+    question_id,
     summarise,
 )
 
@@ -44,6 +45,14 @@ def load_questions(questions_dir: Path, split: str = "test") -> dict[str, list[E
         raise FileNotFoundError(f"{questions_dir}: no EntityQuestions {split} files (P*.{split}"
                                 ".json) found")
     return {relation: read_eq_file(path) for relation, path in files.items()}
+
+
+def split_queries(questions_dir: Path, split: str = "test") -> tuple[list[str], list[str]]:
+    """``(qids, texts)`` of every question of the split, relation files in order."""
+    questions = load_questions(questions_dir, split)
+    qids = [question_id(r, i) for r, items in questions.items() for i in range(len(items))]
+    texts = [q.question for items in questions.values() for q in items]
+    return qids, texts
 
 
 def evaluate_run(run_path: Path, questions_dir: Path, passages_tsv: Path, results_dir: Path,

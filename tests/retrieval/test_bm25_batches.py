@@ -13,13 +13,9 @@ from dense_testkit import write_tiny_world
 
 from tasks.config import BM25Config, OrchestrationConfig
 from tasks.io.trec import read_trec_run, write_trec_run
-from tasks.retrieval.bm25_batches import (
-    merge_batch_runs,
-    plan_query_batches,
-    run_tag,
-    search_bm25_batch,
-    split_queries,
-)
+from tasks.retrieval.bm25 import bm25_run_tag
+from tasks.retrieval.bm25_batches import merge_batch_runs, plan_query_batches, search_bm25_batch
+from tasks.retrieval.stages import split_queries
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +29,7 @@ def world(tmp_path_factory):
     index = build_bm25_index(export_collection(passages, root / "collection"), root / "index")
     qids, texts = split_queries(dataset)
     reference = write_trec_run(root / "reference.trec",
-                               bm25_search(index, texts, qids, k=5), run_tag(0.9, 0.4))
+                               bm25_search(index, texts, qids, k=5), bm25_run_tag(0.9, 0.4))
     return index, dataset, reference
 
 
@@ -50,7 +46,7 @@ def test_batches_merge_into_the_run_of_one_search(world, tmp_path):
     paths = [search_bm25_batch(index, dataset, start, end, tmp_path / f"{start}.trec", k=5)
              for start, end in plan_query_batches(dataset, 7)]
     assert len(read_trec_run(paths[-1])) == 3  # 24 = 7 + 7 + 7 + 3
-    merged = merge_batch_runs(paths, tmp_path / "test.trec", run_tag(0.9, 0.4))
+    merged = merge_batch_runs(paths, tmp_path / "test.trec", bm25_run_tag(0.9, 0.4))
     assert merged.read_bytes() == reference.read_bytes()
 
 
