@@ -17,7 +17,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from models.paraphraser.config import ParaphraserConfig
+from tasks.model_names import model_slug
+from tasks.paraphraser_config import ParaphraserConfig
+from tasks.relation_templates import load_templates
 
 PROFILES = ("smoke", "demo", "real")
 DEFAULT_PARAMS_FILE = "params.yaml"
@@ -106,8 +108,9 @@ class EntityQuestionsConfig(Section):
     min_distinct_answers: int = Field(2, ge=0, description="distinct objects needed")
     answer_aliases: bool = Field(True, description="answers = object labels + aliases")
     # Splits (§2): sizes per relation; subjects never repeat across splits.
-    facts_per_relation: int = Field(1000, ge=1, description="test questions per relation")
-    dev_per_relation: int = Field(1000, ge=0)
+    facts_per_relation: int = Field(400, ge=1, description="test questions per relation "
+                                    "(release: 1000)")
+    dev_per_relation: int = Field(100, ge=0, description="release: 1000")
     train_per_relation: int = Field(8000, ge=0)
     disjoint_scope: Literal["global", "relation"] = "global"
     seed: int = 7
@@ -120,13 +123,14 @@ class EntityQuestionsConfig(Section):
     # Entity linking of the NQ training questions (train-ent).
     linker: Literal["alias", "external"] = "alias"
     linker_output: str | None = Field(None, description="external linker JSONL interchange")
-    linker_truth: str | None = Field(None, description="gold links (JSONL interchange)")
+    linker_truth: str | None = Field("nq/nq-train.entities.jsonl",
+                                      description="gold links (JSONL interchange)")
     linker_min_chars: int = Field(3, ge=1)
     linker_max_ngram: int = Field(10, ge=1)
     # No-overlap and similar-template sets (§4.1).
     no_overlap_train: int = Field(8000, ge=0)
     no_overlap_dev: int = Field(1000, ge=0)
-    no_overlap_test: int = Field(1000, ge=1, description="sample of the test split")
+    no_overlap_test: int = Field(100, ge=1, description="sample of the test split (release: 1000)")
     # DPR retriever-training JSON for the train/dev files.
     dpr_training: bool = True
     dpr_max_positives: int = Field(5, ge=1)
@@ -139,8 +143,6 @@ class EntityQuestionsConfig(Section):
     @field_validator("relations")
     @classmethod
     def _known_relations(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        from tasks.questions.templates import load_templates
-
         known = load_templates()
         unknown = [r for r in value if r not in known]
         if unknown:
@@ -195,8 +197,6 @@ class DenseConfig(Section):
     @property
     def model_name(self) -> str:
         """Directory-safe model name (``data/indexes/dense/<model_name>/``)."""
-        from tasks.retrieval.encoders import model_slug
-
         return model_slug(self.model)
 
 
@@ -211,7 +211,7 @@ class RetrievalConfig(Section):
     ks: tuple[int, ...] = (1, 5, 20, 100)
     headline_k: int = 20
     result_ctxs: int | None = Field(
-        100, ge=1, description="passages per question in the DPR result JSON (None = all); "
+        20, ge=1, description="passages per question in the DPR result JSON (None = all); "
         "accuracy always uses the whole run")
     has_answer_mode: Literal["string", "title_string", "title", "regex"] = "string"
     # Figure 1: accuracy per subject-frequency bucket (one-off bucket files of the relations).
@@ -271,7 +271,8 @@ class ParaphraseConfig(Section):
     vocab_size: int = Field(8000, ge=8)
     vocab_model_type: Literal["unigram", "bpe"] = "unigram"
     generator: Literal["neural", "ppdb_substitution"] = "neural"
-    model: ParaphraserConfig = ParaphraserConfig()
+    model: ParaphraserConfig = ParaphraserConfig(d_model=128, layers=2, ff=512, max_steps=600,
+                                                 max_epochs=None, lr=1e-3)
     beam_size: int | None = Field(None, ge=1, description="None = model.beam_size")
     without_suggestion: bool = Field(True, description="also paraphrase with <none>")
     generation_shard_questions: int = Field(
@@ -295,7 +296,7 @@ class ParaphraseConfig(Section):
     ner_tagger: str | None = Field(None, description="Flair model name or path; None = train "
                                    "the offline demo taggers")
     chunk_tagger: str | None = Field(None, description="Flair model name or path (as above)")
-    quick_taggers: bool = Field(False, description="seconds-scale demo tagger training")
+    quick_taggers: bool = Field(True, description="seconds-scale demo tagger training")
     adversarial_ratings_file: str | None = None
 
 

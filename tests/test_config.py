@@ -64,3 +64,69 @@ def test_dotted_overrides_and_env_profile(monkeypatch):
     params = load_params(PARAMS, overrides={"retrieval.bm25.k1": 1.2})
     assert params.profile == "smoke"
     assert params.retrieval.bm25.k1 == 1.2
+
+
+def _leaves(tree, prefix=""):
+    """``{dotted.key: value}`` of every leaf of a nested mapping (lists become tuples)."""
+    out = {}
+    for key, value in tree.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out |= _leaves(value, dotted + ".")
+        else:
+            out[dotted] = tuple(value) if isinstance(value, list) else value
+    return out
+
+
+def _base_vs_defaults(base: dict) -> tuple[list[str], dict]:
+    """Keys of ``base`` without a pydantic field, and ``{key: (yaml, code default)}`` that differ."""
+    from tasks.config import Params
+
+    yaml_values = _leaves(base)
+    defaults = _leaves(Params().model_dump(mode="json"))
+    missing = sorted(set(yaml_values) - set(defaults))
+    differing = {key: (value, defaults[key]) for key, value in yaml_values.items()
+                 if key in defaults and defaults[key] != value}
+    return missing, differing
+
+
+def _params_base() -> dict:
+    base = yaml.safe_load(PARAMS.read_text())
+    base.pop("profiles")
+    return base
+
+
+def test_code_defaults_equal_params_yaml_base():
+    """Every key of params.yaml's base section equals the pydantic default, key by key."""
+    base = _params_base()
+    missing, differing = _base_vs_defaults(base)
+    assert not missing, f"params.yaml keys without a pydantic field: {missing}"
+    assert not differing, "params.yaml base vs code default, (yaml, code): " + "; ".join(
+        f"{key}: {pair}" for key, pair in sorted(differing.items()))
+    assert len(_leaves(base)) > 100  # the comparison really walked the sections
+
+
+def test_defaults_comparison_catches_a_difference():
+    """The key-by-key comparison names a changed value and an unknown key (it can fail)."""
+    base = _params_base()
+    base["retrieval"]["result_ctxs"] = 99
+    base["paraphrase"]["model"]["d_model"] = 64
+    base["retrieval"]["bm25"]["k_1"] = 1.0
+    missing, differing = _base_vs_defaults(base)
+    assert missing == ["retrieval.bm25.k_1"]
+    assert set(differing) == {"retrieval.result_ctxs", "paraphrase.model.d_model"}
+    assert differing["retrieval.result_ctxs"] == (99, 20)
+
+
+def test_config_layer_imports_no_domain_module():
+    """tasks.config loads without importing models/ or a domain package (one-way layers)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, tasks.config; bad = sorted(m for m in sys.modules if m.split('.')[0] "
+            "in ('models', 'flows') or m.split('.')[:2] in (['tasks', p] for p in ('io', 'questions', "
+            "'retrieval', 'paraphrase', 'evaluation', 'demo', 'reporting'))); print(bad); "
+            "sys.exit(1 if bad else 0)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr

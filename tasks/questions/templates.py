@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import re
 from functools import cache
-from importlib import resources
+
+from tasks.relation_templates import load_templates
+
+__all__ = ["PLACEHOLDER", "load_templates", "parse_subject", "render_question"]
 
 PLACEHOLDER = "[X]"
-
-
-@cache
-def load_templates() -> dict[str, str]:
-    """Relation id (``P19``, ``P19_similar``, ...) -> template, from the packaged release table."""
-    text = resources.files("tasks.questions").joinpath("relation_query_templates.json").read_text(
-        encoding="utf-8"
-    )
-    return json.loads(text)
 
 
 def render_question(relation: str, subject: str) -> str:
