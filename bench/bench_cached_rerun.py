@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import (
+from _harness import (
     PROJECT_ROOT,
     TaskRunRecord,
     add_common_arguments,

@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import PROJECT_ROOT, add_common_arguments, load
+from _harness import PROJECT_ROOT, add_common_arguments, load
 
 ALWAYS_COPIED = ("tasks", "flows", "models")
 

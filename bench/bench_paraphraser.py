@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     import transformers
     from transformers import BartConfig, BartForConditionalGeneration
 
-    from models.paraphraser.api import Paraphraser, _model_config
+    from models.paraphraser.checkpoint import Paraphraser, _model_config
     from models.paraphraser.config import ParaphraserConfig
     from models.paraphraser.data import pad_sources
     from models.paraphraser.network import PointerGeneratorTransformer

@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from _common import (
+from _harness import (
     add_common_arguments,
     bench_params,
     flow_durations,

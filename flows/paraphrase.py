@@ -19,9 +19,9 @@ from prefect import flow
 from flows._params import resolve
 from flows.generate_paraphrases import generate_paraphrases_on
 from tasks.config import Params
+from tasks.demo.taggers import train_taggers_task
 from tasks.layout import Layout
-from tasks.paraphrase.ppdb_lookup import resolve_pack
-from tasks.paraphrase.stages import (
+from tasks.paraphrase.flow_tasks import (
     adversarial_task,
     build_ppdb_table_task,
     human_eval_task,
@@ -30,10 +30,10 @@ from tasks.paraphrase.stages import (
     suggestions_task,
     test_set_task,
     train_paraphraser_task,
-    train_taggers_task,
     train_vocab_task,
     training_triples_task,
 )
+from tasks.paraphrase.ppdb_lookup import resolve_pack
 
 
 @flow(name="paraphrase", log_prints=True)

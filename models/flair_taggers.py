@@ -8,13 +8,12 @@ Two ways to get a tagger, both returning a ``flair.models.SequenceTagger``:
   fetched raises :class:`TaggerUnavailableError`, whose message says how to train the offline
   taggers instead.
 - :func:`train_tagger` trains a small tagger offline on a Flair column corpus (as written by
-  :mod:`tasks.paraphrase.tagging_data`): a BiLSTM(-CRF) over a stack of character embeddings and
+  :mod:`tasks.paraphrase.tagging_corpus`): a BiLSTM(-CRF) over a stack of character embeddings and
   one-hot word embeddings, neither of which needs a download. The model is saved like any Flair
   model (``final-model.pt``) and loads with :func:`load_tagger`.
-- :func:`train_demo_taggers` does both steps for a demo world: the gold corpus, then the NER
-  and chunk taggers (reused when already trained from the same inputs). The defaults of
-  :class:`TaggerTrainConfig` are for the demo profile; :data:`QUICK_CONFIGS` train in seconds
-  (tests, smoke).
+- :func:`tasks.demo.taggers.train_demo_taggers` does both steps for a demo world: the gold
+  corpus, then the NER and chunk taggers. The defaults of :class:`TaggerTrainConfig` are for the
+  demo profile; :data:`QUICK_CONFIGS` train in seconds (tests, smoke).
 
 Flair 0.15.1 traps handled here (each has a test):
 
@@ -32,7 +31,6 @@ Flair 0.15.1 traps handled here (each has a test):
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import warnings
 from collections.abc import Iterator
@@ -50,7 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 logger = logging.getLogger(__name__)
 
-#: Column layout of the corpora (same as ``tasks.paraphrase.tagging_data.COLUMNS``).
+#: Column layout of the corpora (same as ``tasks.paraphrase.tagging_corpus.COLUMNS``).
 DEFAULT_COLUMNS: dict[int, str] = {0: "text", 1: "ner", 2: "chunk"}
 MODEL_FILES = ("final-model.pt", "best-model.pt")
 _OFFLINE_HINT = """\
@@ -59,7 +57,7 @@ is not in Flair's local cache ({cache}). Train the small offline taggers on the 
 instead and pass their paths:
 
     from tasks.config import load_params
-    from tasks.paraphrase.tagging_data import build_demo_tagging_corpus
+    from tasks.demo.tagging_sentences import build_demo_tagging_corpus
     from models.flair_taggers import train_tagger
     params = load_params(profile="demo")
     build_demo_tagging_corpus(params.demo_world, "data/taggers/corpus")
@@ -219,7 +217,7 @@ def load_column_corpus(corpus_dir: str | Path, columns: dict[int, str] | None = 
     corpus_dir = Path(corpus_dir)
     if not (corpus_dir / "train.txt").is_file():
         raise FileNotFoundError(f"{corpus_dir}: no train.txt (write one with "
-                                "tasks.paraphrase.tagging_data.build_demo_tagging_corpus)")
+                                "tasks.demo.tagging_sentences.build_demo_tagging_corpus)")
     files = {f"{name}_file": f"{name}.txt" for name in ("train", "dev", "test")
              if (corpus_dir / f"{name}.txt").is_file() and (corpus_dir / f"{name}.txt").stat()
              .st_size > 0}
@@ -317,60 +315,3 @@ QUICK_CONFIGS: dict[str, TaggerTrainConfig] = {
     "chunk": TaggerTrainConfig(max_epochs=3, max_train_sentences=300, mini_batch_size=16,
                                hidden_size=48, learning_rate=0.02),
 }
-
-#: Corpus options to go with :data:`QUICK_CONFIGS`: small dev/test splits (fast evaluation).
-QUICK_CORPUS_OPTIONS: dict[str, Any] = {"dev_share": 0.03, "test_share": 0.1}
-
-
-@dataclass(frozen=True)
-class DemoTaggers:
-    """The offline NER and chunk taggers of a demo world and the corpus they were trained on."""
-
-    corpus_dir: Path
-    ner: TrainedTagger
-    chunk: TrainedTagger
-
-
-def _read_trained(out_dir: Path) -> TrainedTagger:
-    scores = json.loads((out_dir / "scores.json").read_text(encoding="utf-8"))
-    return TrainedTagger(out_dir / "final-model.pt", scores["tag_type"], scores["test_micro_f1"],
-                         scores["dev_micro_f1"], tuple(scores["labels"]))
-
-
-def train_demo_taggers(demo_config: Any, out_dir: str | Path,
-                       configs: dict[str, TaggerTrainConfig] | None = None,
-                       corpus_options: dict[str, Any] | None = None,
-                       reuse: bool = True) -> DemoTaggers:
-    """Build the gold corpus of a demo world (``tasks.config.DemoWorldConfig``) under
-    ``out_dir/corpus`` and train ``out_dir/ner`` and ``out_dir/chunk`` on it.
-
-    With ``reuse``, taggers already trained in ``out_dir`` from the same inputs (world config,
-    corpus options, train configs; recorded in ``out_dir/inputs.json``) are read back instead.
-    """
-    from tasks.paraphrase.tagging_data import (
-        CHUNK_TAG_TYPE,
-        NER_TAG_TYPE,
-        build_demo_tagging_corpus,
-    )
-
-    out_dir = Path(out_dir)
-    configs = {NER_TAG_TYPE: TaggerTrainConfig(), CHUNK_TAG_TYPE: TaggerTrainConfig(),
-               **(configs or {})}
-    inputs = {
-        "demo_world": demo_config.model_dump(mode="json"),
-        "corpus_options": corpus_options or {},
-        "configs": {k: v.model_dump(mode="json") for k, v in sorted(configs.items())},
-    }
-    inputs_file = out_dir / "inputs.json"
-    tag_types = (NER_TAG_TYPE, CHUNK_TAG_TYPE)
-    if (reuse and inputs_file.is_file()
-            and json.loads(inputs_file.read_text(encoding="utf-8")) == inputs
-            and all((out_dir / t / name).is_file() for t in tag_types
-                    for name in ("final-model.pt", "scores.json"))):
-        return DemoTaggers(out_dir / "corpus", *(_read_trained(out_dir / t) for t in tag_types))
-    inputs_file.unlink(missing_ok=True)
-    corpus_dir = out_dir / "corpus"
-    build_demo_tagging_corpus(demo_config, corpus_dir, **(corpus_options or {}))
-    trained = [train_tagger(corpus_dir, t, out_dir / t, configs[t]) for t in tag_types]
-    write_json(inputs_file, inputs, indent=2)
-    return DemoTaggers(corpus_dir, *trained)

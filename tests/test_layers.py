@@ -5,7 +5,8 @@ inside functions included; an ``if __name__ == "__main__":`` block is an entry p
 dependency). A module may import modules of its own rank or a lower one; two different
 packages of the same rank (``tasks.questions`` and ``tasks.paraphrase``) may not import each
 other. A flow may import from another flow module only its functions (a subflow, or the function
-that runs one on the task runner), never a constant. Each violation is reported as ``file:line: importer -> imported (why)``.
+that runs one on the task runner), never a constant. Each violation is reported as
+``file:line: importer -> imported (why)``.
 
 The same scan finds calls with many positional arguments: flow calls with 8 or more arguments
 use keywords.

@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING, Any
 from models.paraphraser.config import ModelConfig, ParaphraserConfig
 
 if TYPE_CHECKING:
-    from models.paraphraser.api import Paraphraser, load_paraphraser, train_paraphraser
+    from models.paraphraser.checkpoint import Paraphraser, load_paraphraser, train_paraphraser
     from models.paraphraser.datamodule import ParaphraseDataModule
     from models.paraphraser.module import ParaphraserModule
     from models.paraphraser.network import PointerGeneratorTransformer
     from models.paraphraser.tokenizer import ParaphraseTokenizer
 
 _LAZY = {
-    "Paraphraser": "models.paraphraser.api",
-    "load_paraphraser": "models.paraphraser.api",
-    "train_paraphraser": "models.paraphraser.api",
+    "Paraphraser": "models.paraphraser.checkpoint",
+    "load_paraphraser": "models.paraphraser.checkpoint",
+    "train_paraphraser": "models.paraphraser.checkpoint",
     "ParaphraseDataModule": "models.paraphraser.datamodule",
     "ParaphraserModule": "models.paraphraser.module",
     "PointerGeneratorTransformer": "models.paraphraser.network",

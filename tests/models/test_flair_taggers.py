@@ -12,17 +12,16 @@ import pytest
 
 from models.flair_taggers import (
     QUICK_CONFIGS,
-    QUICK_CORPUS_OPTIONS,
     TaggerTrainConfig,
     TaggerUnavailableError,
     build_embeddings,
     evaluate_tagger,
     load_column_corpus,
     load_tagger,
-    train_demo_taggers,
     train_tagger,
 )
-from tasks.paraphrase.tagging_data import build_demo_tagging_corpus
+from tasks.demo.taggers import QUICK_CORPUS_OPTIONS, train_demo_taggers
+from tasks.demo.tagging_sentences import build_demo_tagging_corpus
 
 HELD_OUT = ["Ana Lee was born in Dublin, Ireland on 3 May 1950.",
             "The album The Silent River was released by Capitol Records in 1999.",

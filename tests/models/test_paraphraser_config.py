@@ -37,7 +37,7 @@ def test_config_is_frozen_and_dumps_to_json():
 
 
 def test_hardware_is_configuration():
-    from models.paraphraser.api import resolve_hardware
+    from models.paraphraser.checkpoint import resolve_hardware
 
     cpu = resolve_hardware(ParaphraserConfig(accelerator="cpu"))
     assert cpu == {"accelerator": "cpu", "devices": 1, "strategy": "auto",

@@ -6,7 +6,7 @@ import pytest
 import sentencepiece as spm
 import torch
 
-from models.paraphraser.api import Paraphraser, _model_config
+from models.paraphraser.checkpoint import Paraphraser, _model_config
 from models.paraphraser.config import ParaphraserConfig
 from models.paraphraser.data import Collator
 from models.paraphraser.network import PointerGeneratorTransformer, sequence_loss

