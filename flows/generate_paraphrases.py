@@ -38,5 +38,6 @@ def generate_paraphrases_on(orchestration: OrchestrationConfig, suggestions_path
     return run_on_runner(
         generate_paraphrases, orchestration, cfg.concurrent_generation_shards,
         f"paraphrase generation in shards of {cfg.generation_shard_questions} questions",
-        suggestions_path, out_path, cfg.generator, model_dir, ppdb_table, cfg,
-        without_suggestion)
+        suggestions_path=suggestions_path, out_path=out_path, kind=cfg.generator,
+        model_dir=model_dir, ppdb_table=ppdb_table, cfg=cfg,
+        without_suggestion=without_suggestion)

@@ -102,10 +102,11 @@ def _human_eval(params: Params, name: str, ratings_file: str | None, scheme: str
     if ratings is not None and not ratings.is_absolute():
         ratings = params.paths.results / ratings
     return human_eval_task(
-        layout.paraphrase_test_sets / f"{name}_pairs.parquet",
-        layout.paraphrase_test_sets / f"{name}_orig.json", layout.paraphrase_human_eval / name,
-        list(cfg.raters), cfg.seed, ratings, cfg.min_rating, cfg.on_bad_record, name,
-        cfg.test_set_id_base if scheme == "dev" else None, scheme)
+        pairs_path=layout.paraphrase_test_sets / f"{name}_pairs.parquet",
+        orig_path=layout.paraphrase_test_sets / f"{name}_orig.json",
+        out_dir=layout.paraphrase_human_eval / name, raters=list(cfg.raters), seed=cfg.seed,
+        ratings_file=ratings, min_rating=cfg.min_rating, on_error=cfg.on_bad_record, name=name,
+        id_base=cfg.test_set_id_base if scheme == "dev" else None, id_scheme=scheme)
 
 
 def _adversarial(params: Params, model_dir: Path | None, thresholds: dict) -> dict:

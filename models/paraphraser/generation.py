@@ -48,8 +48,9 @@ def greedy_search(model: PointerGeneratorTransformer, batch: Batch, max_len: int
     tokens = torch.full((b, 1), cfg.bos_id, dtype=torch.long, device=batch.src_ids.device)
     done = torch.zeros(b, dtype=torch.bool, device=tokens.device)
     for step in range(max_len):
-        log_probs = _step_log_probs(model, state, caches, tokens, batch.src_ext, batch.n_oov,
-                                    blocked, step, min_len, cfg.eos_id)
+        log_probs = _step_log_probs(model, state, caches, tokens, src_ext=batch.src_ext,
+                                    n_oov=batch.n_oov, blocked=blocked, step=step,
+                                    min_len=min_len, eos_id=cfg.eos_id)
         nxt = log_probs.argmax(dim=-1)
         nxt = nxt.masked_fill(done, cfg.pad_id)
         tokens = torch.cat([tokens, nxt[:, None]], dim=1)
@@ -93,8 +94,9 @@ def beam_search(model: PointerGeneratorTransformer, batch: Batch, beam: int, max
 
     for step in range(max_len):
         b = len(active)
-        log_probs = _step_log_probs(model, state, caches, tokens, src_ext, batch.n_oov,
-                                    blocked, step, min_len, cfg.eos_id)
+        log_probs = _step_log_probs(model, state, caches, tokens, src_ext=src_ext,
+                                    n_oov=batch.n_oov, blocked=blocked, step=step,
+                                    min_len=min_len, eos_id=cfg.eos_id)
         vocab = log_probs.shape[-1]
         cand = log_probs.add_(scores.view(-1, 1)).view(b, beam * vocab)
         top_scores, top_ids = cand.topk(2 * beam, dim=1)

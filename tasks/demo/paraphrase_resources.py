@@ -235,7 +235,8 @@ def lexical_rules(words: Iterable[str]) -> list[PPDBRule]:
         share = score / totals[word]
         reverse = score / totals.get(other, score)
         rules.append(PPDBRule(f"[{_pos(word)}]", word, other,
-                              _features(word, other, score, label, overlap, share, reverse, True),
+                              _features(word, other, score, label, overlap=overlap, share=share,
+                                        reverse_share=reverse, lexical=True),
                               ((0, 0),), label))
     return rules
 
@@ -248,7 +249,8 @@ def phrasal_rules() -> list[PPDBRule]:
         alignment = tuple((i, j) for i, word in enumerate(source)
                           for j, other in enumerate(target) if word == other)
         rules.append(PPDBRule(lhs, phrase, paraphrase,
-                              _features(phrase, paraphrase, score, label, 3, 0.3, 0.3, False),
+                              _features(phrase, paraphrase, score, label, overlap=3, share=0.3,
+                                        reverse_share=0.3, lexical=False),
                               alignment, label))
     return rules
 

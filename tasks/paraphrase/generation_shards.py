@@ -94,9 +94,11 @@ def generate_all_shards(suggestions_path: Path, out_path: Path, kind: GeneratorK
     shards_dir = out_path.with_name(f"{out_path.stem}.shards")
     shards = submit_in_waves(
         lambda number, shard: generate_shard_task.submit(
-            suggestions_path, *shard, shard_path(shards_dir, number), kind, model_dir,
-            ppdb_table, cfg.beam_size, without_suggestion, cfg.max_ngram,
-            cfg.generation_threads),
+            suggestions_path, start=shard[0], end=shard[1],
+            out_path=shard_path(shards_dir, number), kind=kind, model_dir=model_dir,
+            ppdb_table=ppdb_table, beam_size=cfg.beam_size,
+            without_suggestion=without_suggestion, max_n=cfg.max_ngram,
+            threads=cfg.generation_threads),
         plan, concurrency or cfg.concurrent_generation_shards)
     return merge_candidate_shards_task(shards, out_path)
 

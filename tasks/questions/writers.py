@@ -184,8 +184,9 @@ def write_dataset_step(facts_path: Path, relations: list[str], splits_path: Path
                 for r in relations}
     train_ent = {r: seen_buckets(buckets.get(r, []), seen, n_buckets) for r in relations}
     no_overlap = read_splits(no_overlap_path, by_relation)
-    counts, table = write_dataset(dataset_dir, relations, splits, buckets, rand_ent, train_ent,
-                                  no_overlap, n_buckets)
+    counts, table = write_dataset(dataset_dir, relations, splits=splits, buckets=buckets,
+                                  rand_ent=rand_ent, train_ent=train_ent, no_overlap=no_overlap,
+                                  n_buckets=n_buckets)
     write_table(table_path, table)
     return counts
 
