@@ -14,10 +14,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from tasks.demo.kb import Entity, Fact, World
 from tasks.demo.popularity import quantile
 from tasks.demo.prose import LINKER, Mention, Renderer, Sentence, SubjectRef, placeholders
 from tasks.demo.rng import WeightedChooser, weighted_sample
+from tasks.demo.world import Entity, Fact, World
 
 _PRONOUN_PLACEHOLDERS = ("sposs", "pron", "poss")
 

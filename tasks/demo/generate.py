@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tasks.config import DemoWorldConfig, SourcesConfig
 from tasks.demo.articles import Article, ArticleWriter
-from tasks.demo.kb import Entity, World, build_world
+from tasks.demo.kb import build_world
 from tasks.demo.lexical import BM25
 from tasks.demo.nq import build_nq
 from tasks.demo.paraphrase_resources import build_ppdb, build_quora, build_wikianswers
@@ -15,6 +15,7 @@ from tasks.demo.passages import PassageRecord, split_articles
 from tasks.demo.rng import stream
 from tasks.demo.squad import build_squad_sets
 from tasks.demo.trex import trex_chunks
+from tasks.demo.world import Entity, World
 from tasks.io.dpr import write_dpr_examples, write_qa_csv
 from tasks.io.entity_labels import EntityLabel, write_entity_labels
 from tasks.io.hyperlinks import write_hyperlink_counts

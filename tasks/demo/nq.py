@@ -13,11 +13,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from tasks.demo.kb import World
 from tasks.demo.lexical import BM25, AnswerMatcher
 from tasks.demo.lexicon import load_data
 from tasks.demo.passages import PassageRecord
 from tasks.demo.rng import weighted_sample
+from tasks.demo.world import World
 from tasks.io.dpr import DprCtx, DprExample
 
 N_HARD_NEGATIVES = 5

@@ -20,9 +20,9 @@ from collections.abc import Iterable
 from functools import cache
 from importlib import resources
 
-from tasks.demo.kb import Fact, World
 from tasks.demo.lexical import STOPWORDS
 from tasks.demo.lexicon import load_data
+from tasks.demo.world import Fact, World
 from tasks.io.ppdb import PPDBRule
 from tasks.io.quora import QuoraPair
 from tasks.io.wikianswers import WikiAnswersPair

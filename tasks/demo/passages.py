@@ -12,8 +12,8 @@ import random
 from dataclasses import dataclass, field
 
 from tasks.demo.articles import Article
-from tasks.demo.kb import Fact
 from tasks.demo.prose import Mention
+from tasks.demo.world import Fact
 
 
 @dataclass

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tasks.demo.kb import Entity, Fact, World
 from tasks.demo.lexicon import load_data
+from tasks.demo.world import Entity, Fact, World
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z]+)(?::([A-Za-z0-9_]+))?\}")
 LINKER = "Wikidata_Spotlight_Entity_Linker"

@@ -11,9 +11,9 @@ import hashlib
 import random
 from typing import Any
 
-from tasks.demo.kb import World
 from tasks.demo.lexicon import load_data
 from tasks.demo.passages import PassageRecord
+from tasks.demo.world import World
 from tasks.io.squad import build_squad
 
 VERSION = "1.1"

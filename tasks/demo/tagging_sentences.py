@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.demo import inventories as inv
+from tasks.demo.kb import build_world
 from tasks.paraphrase.tagging_corpus import (
     AnnotatedSentence,
     render_template,
@@ -266,7 +267,7 @@ def _fact_slots(world: Any, subject: str, obj: str | None, year: int | None,
 
 def demo_sentences(world: Any, seed: int = 0, per_fact: int = 1,
                    per_subject: int = 2) -> list[AnnotatedSentence]:
-    """Gold-annotated sentences realising the facts of a demo KB (``tasks.demo.kb.World``).
+    """Gold-annotated sentences realising the facts of a demo KB (``tasks.demo.world.World``).
 
     Each fact gets ``per_fact`` sentences from its relation's templates (those whose slots all
     have values), each subject ``per_subject`` sentences about itself; seeded by ``seed``.
@@ -304,8 +305,6 @@ def build_demo_tagging_corpus(demo_config: Any, out_dir: str | Path, seed: int =
 
     ``max_train`` caps the training sentences (a seeded sample) to keep training short.
     """
-    from tasks.demo.kb import build_world
-
     world = build_world(demo_config)
     sentences = demo_sentences(world, seed=seed, per_fact=per_fact, per_subject=per_subject)
     splits = split_by_group(sentences, dev_share, test_share, seed)
