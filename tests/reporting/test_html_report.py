@@ -12,16 +12,16 @@ import pytest
 
 from tasks.config import Params, PathsConfig
 from tasks.layout import Layout
+from tasks.reporting.html_page import render_markdown
 from tasks.reporting.html_report import (
     build_report,
-    display_path,
     figure_files,
     publish_report_artifacts,
     raw_input_files,
-    render_markdown,
     report_artifacts,
     write_report,
 )
+from tasks.reporting.html_sections import display_path
 
 PNG = b"\x89PNG\r\n\x1a\nfake figure bytes"
 
