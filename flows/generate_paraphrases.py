@@ -22,12 +22,15 @@ from tasks.paraphrase.generation_shards import generate_all_shards
 
 @flow(name="generate paraphrases", log_prints=True)
 def generate_paraphrases(suggestions_path: Path, out_path: Path, kind: GeneratorKind,
-                         model_dir: Path | None, ppdb_table: Path, cfg: ParaphraseConfig,
+                         model_dir: Path | None, ppdb_table: Path, paraphrase: ParaphraseConfig,
                          without_suggestion: bool, concurrency: int | None = None
                          ) -> dict[str, Any]:
-    """Paraphrase every shard of questions and merge them; returns the generation counts."""
-    return generate_all_shards(suggestions_path, out_path, kind, model_dir, ppdb_table, cfg,
-                               without_suggestion, concurrency=concurrency)
+    """Paraphrase every shard of questions and merge them; returns the generation counts.
+
+    (``paraphrase``, not ``cfg``: :func:`tasks.distribution.run_on_runner` passes the subflow's
+    arguments by keyword next to its own ``cfg``.)"""
+    return generate_all_shards(suggestions_path, out_path, kind, model_dir, ppdb_table,
+                               paraphrase, without_suggestion, concurrency=concurrency)
 
 
 def generate_paraphrases_on(orchestration: OrchestrationConfig, suggestions_path: Path,
@@ -39,5 +42,5 @@ def generate_paraphrases_on(orchestration: OrchestrationConfig, suggestions_path
         generate_paraphrases, orchestration, cfg.concurrent_generation_shards,
         f"paraphrase generation in shards of {cfg.generation_shard_questions} questions",
         suggestions_path=suggestions_path, out_path=out_path, kind=cfg.generator,
-        model_dir=model_dir, ppdb_table=ppdb_table, cfg=cfg,
+        model_dir=model_dir, ppdb_table=ppdb_table, paraphrase=cfg,
         without_suggestion=without_suggestion)
