@@ -17,20 +17,20 @@ from dense_testkit import PEOPLE, write_tiny_world
 
 from tasks.config import DenseConfig, load_params
 from tasks.io.trec import read_trec_run, write_trec_run
-from tasks.retrieval.dense_index import read_index_manifest
-from tasks.retrieval.dense_stages import (
+from tasks.retrieval.comparison import compare_retrievers, plot_accuracy
+from tasks.retrieval.dense_encoding import (
     build_dense_index,
-    compare_retrievers,
     encode_passage_shard,
-    fuse_runs,
     index_options,
     plan_passage_shards,
-    plot_accuracy,
-    resolve_dense_encoder,
     retrieve_dense,
     shard_files,
 )
-from tasks.retrieval.stages import evaluate_run
+from tasks.retrieval.faiss_index import read_index_manifest
+from tasks.retrieval.fusion import fuse_runs
+from tasks.retrieval.query_sets import eq_split, write_query_set
+from tasks.retrieval.relation_results import evaluate_run
+from tasks.retrieval.retrievers import DenseRetriever
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 CFG = DenseConfig(max_length=64, shard_size=10, batch_size=8, top_k=5)
@@ -43,7 +43,8 @@ def world(tmp_path_factory):
 
 def test_dense_steps_retrieve_evaluate_fuse_and_compare(world, tmp_path):
     passages, dataset = world
-    spec = resolve_dense_encoder(CFG)
+    spec = DenseRetriever(CFG).encoder()
+    queries = write_query_set(eq_split(dataset), tmp_path / "test.json")
     plan = plan_passage_shards(passages, CFG.shard_size)
     assert plan == [(0, 10), (10, 20), (20, 24)]
     shards = [encode_passage_shard(passages, start, end, shard_files(tmp_path / "shards", n),
@@ -53,7 +54,7 @@ def test_dense_steps_retrieve_evaluate_fuse_and_compare(world, tmp_path):
     manifest = read_index_manifest(index)
     assert (manifest["model"], manifest["rows"], manifest["dim"]) == ("all-MiniLM-L6-v2", 24, 384)
 
-    runs = {"dense": retrieve_dense(index, dataset, tmp_path / "dense.trec", spec, k=5,
+    runs = {"dense": retrieve_dense(index, queries, tmp_path / "dense.trec", spec, k=5,
                                     device="cpu")}
     dense = read_trec_run(runs["dense"])
     assert len(dense) == 2 * len(PEOPLE) and all(len(h) == 5 for h in dense.values())
@@ -67,13 +68,13 @@ def test_dense_steps_retrieve_evaluate_fuse_and_compare(world, tmp_path):
     metrics_paths = {}
     for name, run in runs.items():
         metrics_paths[name] = tmp_path / f"retrieval_{name}.json"
-        metrics = evaluate_run(run, dataset, passages, tmp_path / "results" / name,
+        metrics = evaluate_run(run, queries, passages, tmp_path / "results" / name,
                                metrics_paths[name], name, [1, 5])
         assert metrics["retriever"] == name and set(metrics["per_relation"]) == {"P19", "P106"}
     dense_metrics = json.loads(metrics_paths["dense"].read_text())
     assert dense_metrics["per_relation"]["P19"]["top5"] >= 75  # MiniLM finds birth places
 
-    comparison = compare_retrievers(runs, metrics_paths, dataset, passages,
+    comparison = compare_retrievers(runs, metrics_paths, queries, passages,
                                     tmp_path / "comparison.json", tmp_path / "comparison.md",
                                     [1, 5], k=5)
     assert set(comparison["pairs"]) == {"dense_vs_lexical", "dense_vs_hybrid",
