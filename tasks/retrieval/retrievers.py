@@ -79,6 +79,8 @@ class HybridRetriever:
 
 
 Retriever = BM25Retriever | DenseRetriever | HybridRetriever
+#: Names that would clash with other outputs under ``results/retrieval/``.
+RESERVED = frozenset({"buckets", "queries"})
 
 
 def dense_config(base: DenseConfig, named: NamedDenseConfig) -> DenseConfig:
@@ -101,6 +103,9 @@ class RetrieverRegistry:
         """Add a retriever; its name must be new and a hybrid's inputs registered."""
         if retriever.name in self._items:
             raise ValueError(f"retriever {retriever.name!r} is already registered")
+        if retriever.name in RESERVED:
+            raise ValueError(f"{retriever.name!r} names a directory of results/retrieval/; "
+                             "choose another retriever name")
         if isinstance(retriever, HybridRetriever):
             missing = [n for n in retriever.inputs if n not in self._items]
             if missing or len(set(retriever.inputs)) != 2:
@@ -112,6 +117,10 @@ class RetrieverRegistry:
     def hybrid(self, name: str, inputs: tuple[str, str], k: int = 60,
                title: str | None = None) -> HybridRetriever:
         """Register a hybrid over two registered retrievers (depth: the deeper input)."""
+        missing = [n for n in inputs if n not in self._items]
+        if missing or len(set(inputs)) != 2:
+            raise ValueError(f"hybrid {name!r} fuses {list(inputs)}: needs two distinct "
+                             f"registered retrievers (missing {missing})")
         a, b = (self[n] for n in inputs)
         return self.register(HybridRetriever(
             name, tuple(inputs), k=k, depth=max(a.depth, b.depth),
