@@ -245,6 +245,9 @@ class RetrievalConfig(Section):
     @model_validator(mode="after")
     def _check_retriever_names(self) -> RetrievalConfig:
         known = ["bm25", "dense", *self.dense_retrievers, *self.hybrids]
+        bad = [n for n in known if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", n)]
+        if bad:
+            raise ValueError(f"retriever names {bad}: lowercase letters, digits and dashes only")
         clash = {n for n in self.dense_retrievers if n in ("bm25", "dense")} | {
             n for n in self.hybrids if n in ("bm25", "dense", *self.dense_retrievers)}
         if clash:

@@ -16,6 +16,7 @@ retriever indexes a collection and runs a query set is written once, for all kin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -79,6 +80,8 @@ class HybridRetriever:
 
 
 Retriever = BM25Retriever | DenseRetriever | HybridRetriever
+#: What a retriever name may be (``dpr-nq``): it names files, directories, artifact keys.
+NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
 #: Names that would clash with other outputs under ``results/retrieval/``.
 RESERVED = frozenset({"buckets", "queries"})
 
@@ -103,6 +106,9 @@ class RetrieverRegistry:
         """Add a retriever; its name must be new and a hybrid's inputs registered."""
         if retriever.name in self._items:
             raise ValueError(f"retriever {retriever.name!r} is already registered")
+        if not NAME.fullmatch(retriever.name):
+            raise ValueError(f"retriever name {retriever.name!r}: lowercase letters, digits and "
+                             "dashes only (it names files, directories and Prefect artifacts)")
         if retriever.name in RESERVED:
             raise ValueError(f"{retriever.name!r} names a directory of results/retrieval/; "
                              "choose another retriever name")

@@ -37,22 +37,22 @@ def test_query_set_round_trips_with_ids_in_group_order(tmp_path):
 
 def test_registry_from_params_registers_named_dense_and_hybrids():
     cfg = RetrievalConfig(
-        retrievers=("bm25", "dpr-nq", "bm25+dpr"),
+        retrievers=("bm25", "dpr-nq", "bm25-dpr"),
         dense_retrievers={"dpr-nq": {"model": "some/dpr-question_encoder", "ctx_model": "c",
                                      "title": "DPR (NQ)"}},
-        hybrids={"hybrid": ("bm25", "dense"), "bm25+dpr": ("bm25", "dpr-nq")}, rrf_k=30)
+        hybrids={"hybrid": ("bm25", "dense"), "bm25-dpr": ("bm25", "dpr-nq")}, rrf_k=30)
     registry = registry_from_config(cfg)
-    assert list(registry) == ["bm25", "dense", "dpr-nq", "hybrid", "bm25+dpr"]
+    assert list(registry) == ["bm25", "dense", "dpr-nq", "hybrid", "bm25-dpr"]
     dpr = registry["dpr-nq"]
     assert isinstance(dpr, DenseRetriever) and dpr.title == "DPR (NQ)"
     assert (dpr.config.model, dpr.config.ctx_model) == ("some/dpr-question_encoder", "c")
     assert dpr.config.top_k == cfg.dense.top_k  # the rest from retrieval.dense
     assert dpr.model_name != registry["dense"].model_name  # its own index directory
-    fused = registry["bm25+dpr"]
+    fused = registry["bm25-dpr"]
     assert isinstance(fused, HybridRetriever) and fused.k == 30 and fused.inputs == ("bm25",
                                                                                      "dpr-nq")
-    # what "bm25+dpr" needs, inputs first; "dense" and "hybrid" are not run
-    assert [r.name for r in registry.needed(["bm25+dpr"])] == ["bm25", "dpr-nq", "bm25+dpr"]
+    # what "bm25-dpr" needs, inputs first; "dense" and "hybrid" are not run
+    assert [r.name for r in registry.needed(["bm25-dpr"])] == ["bm25", "dpr-nq", "bm25-dpr"]
 
 
 def test_default_hybrid_and_bad_registrations():
@@ -65,6 +65,8 @@ def test_default_hybrid_and_bad_registrations():
         RetrieverRegistry().hybrid("h", ("bm25", "dense"))
     with pytest.raises(ValueError, match="not registered"):
         RetrievalConfig(retrievers=("bm25", "dpr-nq"))
+    with pytest.raises(ValueError, match="dashes only"):
+        RetrievalConfig(hybrids={"bm25+dense": ("bm25", "dense")})
     with pytest.raises(ValueError, match="fuses unknown"):
         RetrievalConfig(hybrids={"h": ("bm25", "nope")})
 

@@ -106,13 +106,14 @@ def test_retrieval_flow_runs_every_retriever_and_is_cached(world, tmp_path, pref
     overrides.update({"sources.passages": str(passages), "retrieval.ks": [1, 5, 20],
                       "retrieval.dense.shard_size": 10, "retrieval.dense.max_length": 64,
                       "retrieval.bm25.top_k": 20, "retrieval.dense.top_k": 20,
+                      "retrieval.bucket_relations": [],  # the tiny world has no bucket files
                       # one more dense retriever by name, and a hybrid over it
                       "retrieval.dense_retrievers": {"tiny": {"model": str(tiny_bert(
                           tmp_path / "tiny-bert"))}},
                       "retrieval.hybrids": {"hybrid": ["bm25", "dense"],
-                                            "bm25+tiny": ["bm25", "tiny"]},
+                                            "bm25-tiny": ["bm25", "tiny"]},
                       "retrieval.retrievers": ["bm25", "dense", "hybrid", "tiny",
-                                               "bm25+tiny"]})
+                                               "bm25-tiny"]})
     params = load_params(PROJECT_ROOT / "params.yaml", profile="smoke", overrides=overrides)
     layout = Layout(params)
     shutil.copytree(dataset, layout.eq_dataset)
@@ -121,19 +122,19 @@ def test_retrieval_flow_runs_every_retriever_and_is_cached(world, tmp_path, pref
         second = retrieval(params=params, return_state=True)
     assert first.is_completed() and second.is_completed()
     metrics = first.result()
-    assert list(metrics) == ["bm25", "dense", "hybrid", "tiny", "bm25+tiny"]
+    assert list(metrics) == ["bm25", "dense", "hybrid", "tiny", "bm25-tiny"]
     for name in metrics:
         assert json.loads(layout.retrieval_metrics(name).read_text()) == metrics[name]
         assert layout.retrieval_report(name).exists()
     assert len(list(layout.dense_shards().glob("shard_*.ids.json"))) == 3
     assert read_index_manifest(layout.dense_index())["rows"] == 24
     comparison = json.loads(layout.retrieval_comparison.read_text())
-    assert {"bm25_vs_dense", "bm25_vs_hybrid", "dense_vs_hybrid", "tiny_vs_bm25+tiny"} <= set(
+    assert {"bm25_vs_dense", "bm25_vs_hybrid", "dense_vs_hybrid", "tiny_vs_bm25-tiny"} <= set(
         comparison["pairs"]) and len(comparison["pairs"]) == 10
     tiny = params.retrieval.dense_retrievers["tiny"].model
     assert read_index_manifest(layout.dense_index(model_slug(tiny)))["rows"] == 24  # its own
     buckets_csv = layout.retrieval_accuracy_plot.with_suffix(".csv").read_text()
-    assert buckets_csv.splitlines()[0] == "k,bm25,dense,hybrid,tiny,bm25+tiny"
+    assert buckets_csv.splitlines()[0] == "k,bm25,dense,hybrid,tiny,bm25-tiny"
     assert layout.retrieval_comparison_report.exists()
     assert layout.retrieval_accuracy_plot.exists()
     assert layout.retrieval_accuracy_plot.with_suffix(".csv").exists()
