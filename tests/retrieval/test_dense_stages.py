@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from pathlib import Path
 
 import pytest
 from dense_testkit import PEOPLE, tiny_bert, write_tiny_world
+from prefect_runs import settled_task_states
 
 from tasks.config import DenseConfig, load_params
 from tasks.io.trec import read_trec_run, write_trec_run
@@ -139,29 +139,9 @@ def test_retrieval_flow_runs_every_retriever_and_is_cached(world, tmp_path, pref
     assert layout.retrieval_accuracy_plot.exists()
     assert layout.retrieval_accuracy_plot.with_suffix(".csv").exists()
 
-    states = _settled_task_states(second.state_details.flow_run_id)
-    assert ("encode passage shard", "Cached") in states
-    assert all(state == "Cached" for name, state in states if name != "report top-k"), states
-
-
-def _settled_task_states(flow_run_id, timeout: float = 30) -> set[tuple[str, str]]:
-    """``{(task name, state name)}`` of a flow run once the API has recorded final states.
-
-    Task run states reach the API through events, asynchronously: poll until every state is
-    final and two reads agree.
-    """
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import FlowRunFilter
-
-    deadline, previous = time.monotonic() + timeout, None
-    with get_client(sync_client=True) as client:
-        while True:
-            runs = client.read_task_runs(flow_run_filter=FlowRunFilter(
-                id={"any_": [flow_run_id]}))
-            states = {(r.name.rsplit("-", 1)[0], r.state.name if r.state else "None")
-                      for r in runs}
-            final = all(r.state is not None and r.state.is_final() for r in runs)
-            if (final and states == previous) or time.monotonic() > deadline:
-                return states
-            previous = states
-            time.sleep(0.5)
+    # over the flow run and its subflows (shard encoding, BM25 batches)
+    states = settled_task_states(second.state_details.flow_run_id,
+                                 {"encode passage shard": 3, "search BM25 batch": None})
+    assert set(states["encode passage shard"]) == {"Cached"}
+    assert all(set(s) == {"Cached"} for name, s in states.items() if name != "report top-k"), \
+        states
