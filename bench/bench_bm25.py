@@ -30,8 +30,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from tasks.io.passages import iter_passages
-    from tasks.retrieval.bm25 import bm25_search, build_bm25_index, open_searcher
-    from tasks.retrieval.stages import export_collection
+    from tasks.retrieval.bm25 import bm25_search, build_bm25_index, export_collection, open_searcher
 
     work = Path(tempfile.mkdtemp(prefix="qastress-bench-bm25-"))
     passages = args.passages

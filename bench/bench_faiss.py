@@ -1,7 +1,7 @@
 """Benchmark: our dense search stage vs bare FAISS search on the same index and queries.
 
 Writes random unit vectors as passage shards, builds the index with
-``tasks.retrieval.dense_index.build_faiss_index``, then times, in the same process,
+``tasks.retrieval.faiss_index.build_faiss_index``, then times, in the same process,
 interleaved, on the same queries:
 
 (a) ``dense_search(index_dir, queries, k)``: our stage (reads ``index.faiss``, the ids and the
@@ -38,14 +38,9 @@ def main() -> None:
     import faiss
     import numpy as np
 
-    from tasks.retrieval.dense_index import (
-        DenseIndex,
-        build_faiss_index,
-        dense_search,
-        shard_path,
-        write_shard,
-    )
+    from tasks.retrieval.dense_shards import shard_path, write_shard
     from tasks.retrieval.encoders import Embeddings
+    from tasks.retrieval.faiss_index import DenseIndex, build_faiss_index, dense_search
 
     rng = np.random.default_rng(args.seed)
 

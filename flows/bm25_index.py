@@ -17,7 +17,7 @@ from tasks.config import Params
 from tasks.layout import Layout
 from tasks.orchestration import path_fingerprint
 from tasks.reporting.tables import publish_table_artifact
-from tasks.retrieval.stages import build_bm25_index_task, export_collection_task
+from tasks.retrieval.bm25 import build_bm25_index_task, export_collection_task
 
 
 @flow(name="bm25-index", log_prints=True)

@@ -15,7 +15,7 @@ from prefect import flow
 
 from tasks.config import DenseConfig, OrchestrationConfig
 from tasks.distribution import run_on_runner
-from tasks.retrieval.dense_stages import encode_all_shards
+from tasks.retrieval.dense_encoding import encode_all_shards
 from tasks.retrieval.encoders import EncoderSpec
 
 

@@ -55,7 +55,7 @@ def _bm25_index(params: Params, step=lambda task: task) -> str | Path | None:
         return local if local is not None and local.exists() else cfg.dpr_bm25_index
     if params.retrieval.bm25.prebuilt_index:
         return params.retrieval.bm25.prebuilt_index
-    from tasks.retrieval.stages import build_bm25_index_task, export_collection_task
+    from tasks.retrieval.bm25 import build_bm25_index_task, export_collection_task
 
     bm25, layout = params.retrieval.bm25, Layout(params)
     collection = step(export_collection_task)(params.raw_path("passages"), layout.collection_dir)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tasks.model_names import model_slug
 from tasks.paraphraser_config import ParaphraserConfig
@@ -200,14 +200,32 @@ class DenseConfig(Section):
         return model_slug(self.model)
 
 
+class NamedDenseConfig(Section):
+    """One more dense retriever under its own name (e.g. a fine-tuned DPR pair): its encoder;
+    everything else (batching, shards, index kind, top-k, device) from ``retrieval.dense``.
+    Its passages get their own index (``data/indexes/dense/<model slug>/``)."""
+
+    model: str = Field(min_length=1)
+    ctx_model: str | None = None
+    pooling: Literal["cls", "mean"] | None = None
+    normalize: bool | None = None
+    title: str | None = Field(None, description="label in tables (default: the name)")
+
+
 class RetrievalConfig(Section):
     """Retrieval and its evaluation."""
 
     bm25: BM25Config = BM25Config()
     dense: DenseConfig = DenseConfig()
-    retrievers: tuple[Literal["bm25", "dense", "hybrid"], ...] = Field(
+    retrievers: tuple[str, ...] = Field(
         ("bm25", "dense", "hybrid"), min_length=1,
-        description="hybrid = reciprocal rank fusion of the bm25 and dense runs")
+        description="retrievers to evaluate: bm25, dense, a name of dense_retrievers or hybrids")
+    # The retriever registry (tasks/retrieval/retrievers.py): more dense encoders by name, and
+    # hybrids = reciprocal rank fusion (k = rrf_k) of two registered retrievers.
+    dense_retrievers: dict[str, NamedDenseConfig] = Field(default_factory=dict)
+    hybrids: dict[str, tuple[str, str]] = Field(default_factory=lambda: {"hybrid": ("bm25",
+                                                                                    "dense")})
+    rrf_k: int = Field(60, ge=0, description="k of reciprocal rank fusion (Cormack et al.)")
     ks: tuple[int, ...] = (1, 5, 20, 100)
     headline_k: int = 20
     result_ctxs: int | None = Field(
@@ -223,6 +241,27 @@ class RetrievalConfig(Section):
     paraphrased_sets: bool = Field(
         True, description="also retrieve the orig and para questions of the paraphrased SQuAD "
         "test sets (when present) over their contexts and compare top-k accuracy")
+
+    @model_validator(mode="after")
+    def _check_retriever_names(self) -> RetrievalConfig:
+        known = ["bm25", "dense", *self.dense_retrievers, *self.hybrids]
+        bad = [n for n in known if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", n)]
+        if bad:
+            raise ValueError(f"retriever names {bad}: lowercase letters, digits and dashes only")
+        clash = {n for n in self.dense_retrievers if n in ("bm25", "dense")} | {
+            n for n in self.hybrids if n in ("bm25", "dense", *self.dense_retrievers)}
+        if clash:
+            raise ValueError(f"retriever names must be unique: {sorted(clash)} registered twice")
+        for name, runs in self.hybrids.items():
+            unknown = [r for r in runs if r not in known or r == name]
+            if unknown:
+                raise ValueError(f"hybrids.{name} fuses unknown retrievers {unknown}; known: "
+                                 f"{known}")
+        unknown = [r for r in self.retrievers if r not in known]
+        if unknown:
+            raise ValueError(f"retrievers {unknown} are not registered; known: {known} (add "
+                             "one under retrieval.dense_retrievers or retrieval.hybrids)")
+        return self
 
     @field_validator("bucket_relations")
     @classmethod

@@ -62,6 +62,15 @@ class Layout:
         """Top-k metrics JSON of one retriever (for ``dvc metrics show``)."""
         return self.params.paths.metrics / f"retrieval_{retriever}.json"
 
+    def retrieval_queries(self, query_set: str) -> Path:
+        """A query set as the retrieval tasks read it (``test``, ``buckets``)."""
+        return self.params.paths.results / "retrieval" / "queries" / f"{query_set}.json"
+
+    @property
+    def retrieval_passages(self) -> Path:
+        """Every passage the retrieval runs retrieved (Parquet: id, title, text)."""
+        return self.params.paths.results / "retrieval" / "passages.parquet"
+
     def retrieval_report(self, retriever: str) -> Path:
         """Markdown top-k table of one retriever."""
         return self.params.paths.reports / f"retrieval_{retriever}_topk.md"

@@ -1,4 +1,5 @@
-"""BM25 with Pyserini (Lucene): index a JsonCollection, batch-search questions.
+"""BM25 with Pyserini (Lucene): export the passages as a JsonCollection, index it,
+batch-search questions.
 
 Indexing (Anserini's ``IndexCollection``) and search (Pyserini's ``LuceneSearcher``) run on the
 JVM started by :mod:`tasks.retrieval.jvm`, in one JVM worker process beside the pipeline
@@ -16,10 +17,18 @@ from pathlib import Path
 from rich.progress import Progress
 
 from tasks.io.atomic import atomic_dir, write_json
-from tasks.orchestration import path_fingerprint
+from tasks.io.passages import iter_passages
+from tasks.io.pyserini_collection import write_json_collection
+from tasks.orchestration import TRANSIENT, artifact_task, path_fingerprint
 from tasks.retrieval.jvm import in_jvm_process, start_jvm
 
 Run = dict[str, list[tuple[str, float]]]
+
+
+def export_collection(passages_tsv: Path, collection_dir: Path) -> Path:
+    """Write ``psgs_w100.tsv`` as a JsonCollection with contents = title + text."""
+    write_json_collection(collection_dir, iter_passages(passages_tsv), contents="title_text")
+    return collection_dir
 
 
 def build_bm25_index(collection_dir: Path, index_dir: Path, threads: int = 2,
@@ -124,3 +133,10 @@ def _bm25_search(index: str | Path, queries: list[str], qids: list[str], k: int,
                 run[qid] = [(h.docid, float(h.score)) for h in hits.get(qid, [])]
             bar.advance(job, len(chunk_q))
     return run
+
+
+export_collection_task = artifact_task(export_collection, outputs=("collection_dir",),
+                                       name="export JsonCollection")
+# Lucene tasks start the JVM (jnius) in this process: retried as transient (TRANSIENT).
+build_bm25_index_task = artifact_task(build_bm25_index, outputs=("index_dir",),
+                                      name="build BM25 index", **TRANSIENT)

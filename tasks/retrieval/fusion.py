@@ -4,13 +4,18 @@
 a document missing from a run gets nothing from it. Scores are summed with :func:`math.fsum`
 (exactly rounded, so independent of the order of the runs), and ties are broken
 deterministically: higher score, then the better (smaller) best rank in any run, then the run
-where that best rank occurs (earlier first), then the document id.
+where that best rank occurs (earlier first), then the document id. :func:`fuse_runs` fuses
+TREC run files (the hybrid retrievers).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from tasks.io.trec import read_trec_run, write_trec_run
+from tasks.orchestration import artifact_task
 
 Run = Mapping[str, Sequence[tuple[str, float]]]
 
@@ -55,3 +60,14 @@ def reciprocal_rank_fusion(runs: Sequence[Run] | Mapping[str, Run], k: float = 6
             scored = scored[:depth]
         fused[qid] = [(docid, score) for score, docid in scored]
     return fused
+
+
+def fuse_runs(run_paths: list[Path], run_path: Path, k: float = 60,
+              depth: int | None = None) -> Path:
+    """Reciprocal rank fusion of TREC runs into one TREC run (a hybrid retriever)."""
+    fused = reciprocal_rank_fusion([read_trec_run(p) for p in run_paths], k=k, depth=depth)
+    write_trec_run(run_path, fused, tag=f"rrf_k={k}")
+    return run_path
+
+
+fuse_runs_task = artifact_task(fuse_runs, outputs=("run_path",), name="fuse runs")

@@ -113,7 +113,7 @@ def test_shard_encoding_on_dask_worker_processes_matches_in_process(tmp_path, mo
     from flows.encode_passages import encode_passages_on
     from tasks.io.passages import write_passages
     from tasks.orchestration import run_settings
-    from tasks.retrieval.dense_index import encode_shards, ids_path
+    from tasks.retrieval.dense_shards import encode_shards, ids_path
     from tasks.retrieval.encoders import resolve_encoder_spec
 
     model = tiny_bert(tmp_path / "tiny-bert")
@@ -172,7 +172,7 @@ def test_shard_encoding_on_ray_matches_in_process(tmp_path, monkeypatch):
     from flows.encode_passages import encode_passages_on
     from tasks.io.passages import write_passages
     from tasks.orchestration import run_settings
-    from tasks.retrieval.dense_index import encode_shards
+    from tasks.retrieval.dense_shards import encode_shards
     from tasks.retrieval.encoders import resolve_encoder_spec
 
     model = tiny_bert(tmp_path / "tiny-bert")

@@ -58,8 +58,7 @@ def test_dpr_hard_negatives_from_bm25(eq_world, tmp_path):
     from tasks.evaluation.has_answer import passage_has_answer
     from tasks.io.dpr import iter_dpr_examples
     from tasks.questions.dpr_training import dpr_training_step
-    from tasks.retrieval.bm25 import build_bm25_index
-    from tasks.retrieval.stages import export_collection
+    from tasks.retrieval.bm25 import build_bm25_index, export_collection
 
     world, _ = eq_world
     passages = world / "data" / "raw" / "wikipedia" / "psgs_w100.tsv"

@@ -15,47 +15,48 @@ from tasks.config import BM25Config, OrchestrationConfig
 from tasks.io.trec import read_trec_run, write_trec_run
 from tasks.retrieval.bm25 import bm25_run_tag
 from tasks.retrieval.bm25_batches import merge_batch_runs, plan_query_batches, search_bm25_batch
-from tasks.retrieval.stages import split_queries
+from tasks.retrieval.query_sets import eq_split, write_query_set
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    """``(index, questions_dir, reference run)``: the index and one search of every question."""
-    from tasks.retrieval.bm25 import bm25_search, build_bm25_index
-    from tasks.retrieval.stages import export_collection
+    """``(index, query-set file, reference run)``: the index, the test split as a query set and
+    one search of every question."""
+    from tasks.retrieval.bm25 import bm25_search, build_bm25_index, export_collection
 
     root = tmp_path_factory.mktemp("bm25_batches")
     passages, dataset = write_tiny_world(root)
     index = build_bm25_index(export_collection(passages, root / "collection"), root / "index")
-    qids, texts = split_queries(dataset)
+    queries = write_query_set(eq_split(dataset), root / "queries" / "test.json")
+    qids, texts = eq_split(dataset).qids, eq_split(dataset).texts
     reference = write_trec_run(root / "reference.trec",
                                bm25_search(index, texts, qids, k=5), bm25_run_tag(0.9, 0.4))
-    return index, dataset, reference
+    return index, queries, reference
 
 
-def test_plan_covers_the_split_in_order(world):
-    _, dataset, _ = world
-    assert plan_query_batches(dataset, 5) == [(0, 5), (5, 10), (10, 15), (15, 20), (20, 24)]
-    assert plan_query_batches(dataset, 100) == [(0, 24)]
+def test_plan_covers_the_query_set_in_order(world):
+    _, queries, _ = world
+    assert plan_query_batches(queries, 5) == [(0, 5), (5, 10), (10, 15), (15, 20), (20, 24)]
+    assert plan_query_batches(queries, 100) == [(0, 24)]
     with pytest.raises(ValueError, match="batch_size must be >= 1"):
-        plan_query_batches(dataset, 0)
+        plan_query_batches(queries, 0)
 
 
 def test_batches_merge_into_the_run_of_one_search(world, tmp_path):
-    index, dataset, reference = world
-    paths = [search_bm25_batch(index, dataset, start, end, tmp_path / f"{start}.trec", k=5)
-             for start, end in plan_query_batches(dataset, 7)]
+    index, queries, reference = world
+    paths = [search_bm25_batch(index, queries, start, end, tmp_path / f"{start}.trec", k=5)
+             for start, end in plan_query_batches(queries, 7)]
     assert len(read_trec_run(paths[-1])) == 3  # 24 = 7 + 7 + 7 + 3
     merged = merge_batch_runs(paths, tmp_path / "test.trec", bm25_run_tag(0.9, 0.4))
     assert merged.read_bytes() == reference.read_bytes()
 
 
-def test_a_batch_outside_the_split_and_overlapping_batches_are_errors(world, tmp_path):
-    index, dataset, _ = world
-    with pytest.raises(ValueError, match=r"batch 20:30 is outside the split's 24 questions"):
-        search_bm25_batch(index, dataset, 20, 30, tmp_path / "x.trec", k=5)
-    first = search_bm25_batch(index, dataset, 0, 3, tmp_path / "a.trec", k=5)
-    again = search_bm25_batch(index, dataset, 2, 4, tmp_path / "b.trec", k=5)
+def test_a_batch_outside_the_set_and_overlapping_batches_are_errors(world, tmp_path):
+    index, queries, _ = world
+    with pytest.raises(ValueError, match=r"questions 20:30 are outside the set's 24 questions"):
+        search_bm25_batch(index, queries, 20, 30, tmp_path / "x.trec", k=5)
+    first = search_bm25_batch(index, queries, 0, 3, tmp_path / "a.trec", k=5)
+    again = search_bm25_batch(index, queries, 2, 4, tmp_path / "b.trec", k=5)
     with pytest.raises(ValueError, match=r"b\.trec: query 'P19:000002' is also in an earlier"):
         merge_batch_runs([first, again], tmp_path / "merged.trec", "t")
 
@@ -72,7 +73,7 @@ def test_batch_subflow_on_the_task_runner_matches_one_search(world, tmp_path, mo
     from tasks.distribution import shared_api
     from tasks.orchestration import run_settings
 
-    index, dataset, reference = world
+    index, queries, reference = world
     cfg = OrchestrationConfig(task_runner=runner, dask={
         "n_workers": 2, "threads_per_worker": 1, "processes": True, "dashboard_address": None})
     bm25 = BM25Config(top_k=5, batch_size=5, threads=1)
@@ -81,9 +82,9 @@ def test_batch_subflow_on_the_task_runner_matches_one_search(world, tmp_path, mo
         if runner == "dask":  # worker processes report to one API started for the run
             monkeypatch.delenv("PREFECT_API_URL", raising=False)
             with temporary_settings(updates={PREFECT_API_URL: None}), shared_api(cfg):
-                search_bm25_on(cfg, index, dataset, run_path, bm25)
+                search_bm25_on(cfg, index, queries, run_path, bm25)
         else:
-            search_bm25_on(cfg, index, dataset, run_path, bm25)
+            search_bm25_on(cfg, index, queries, run_path, bm25)
     assert run_path.read_bytes() == reference.read_bytes()
     assert sorted(p.name for p in (run_path.parent / "test.batches").iterdir()) == [
         f"batch_{n:05d}.trec" for n in range(5)]

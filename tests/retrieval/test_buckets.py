@@ -13,12 +13,13 @@ from tasks.io.passages import Passage, write_passages
 from tasks.io.tables import write_table
 from tasks.io.trec import write_trec_run
 from tasks.reporting.figures import bucket_axis_label
-from tasks.retrieval.buckets import (
+from tasks.retrieval.buckets import evaluate_buckets, plot_buckets
+from tasks.retrieval.query_sets import (
     bucket_path,
-    evaluate_buckets,
+    bucket_query_set,
     group_key,
     load_bucket_questions,
-    plot_buckets,
+    write_query_set,
 )
 
 SETS = ("rand-ent", "train-ent")
@@ -76,9 +77,11 @@ def world(tmp_path):
 
 def test_bucket_metrics_plot_and_csv(world):
     root, dataset, passages, table = world
+    queries = write_query_set(bucket_query_set(dataset, SETS, RELATIONS, N_BUCKETS),
+                              root / "buckets.json")
     metrics = evaluate_buckets({"bm25": root / "bm25.trec", "dense": root / "dense.trec"},
-                               dataset, passages, root / "m.json", SETS, RELATIONS, N_BUCKETS,
-                               [1, 2], bucket_order="ascending", questions_table=table)
+                               queries, passages, root / "m.json", [1, 2],
+                               bucket_order="ascending", questions_table=table)
     assert json.loads((root / "m.json").read_text()) == metrics
     rand, train = metrics["sets"]["rand-ent"], metrics["sets"]["train-ent"]
     assert rand["P19"]["bucket0"] == {"questions": 2, "hyperlinks": [3, 9],

@@ -8,20 +8,22 @@ import numpy as np
 import pytest
 
 from tasks.io.passages import Passage, write_passages
-from tasks.retrieval.dense_index import (
-    DenseIndex,
+from tasks.retrieval.dense_shards import (
     ModelMismatchError,
     ShardError,
-    build_faiss_index,
-    dense_search,
     ids_path,
     plan_shards,
-    read_index_manifest,
     shard_path,
     validate_shard,
     write_shard,
 )
 from tasks.retrieval.encoders import Embeddings
+from tasks.retrieval.faiss_index import (
+    DenseIndex,
+    build_faiss_index,
+    dense_search,
+    read_index_manifest,
+)
 
 DIM = 16
 MODEL = "f" * 64

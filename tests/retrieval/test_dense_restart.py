@@ -21,16 +21,10 @@ import numpy as np
 from dense_testkit import tiny_bert, tiny_passages
 
 from tasks.io.passages import write_passages
-from tasks.retrieval import dense_index
-from tasks.retrieval.dense_index import (
-    DenseIndex,
-    build_faiss_index,
-    dense_search,
-    encode_shards,
-    ids_path,
-    shard_path,
-)
+from tasks.retrieval import dense_shards
+from tasks.retrieval.dense_shards import encode_shards, ids_path, shard_path
 from tasks.retrieval.encoders import encode_questions, resolve_encoder_spec
+from tasks.retrieval.faiss_index import DenseIndex, build_faiss_index, dense_search
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SHARD_SIZE, MAX_LENGTH, SHARDS = 3, 64, 8
@@ -39,7 +33,7 @@ import sys
 from pathlib import Path
 
 import tasks  # noqa: F401
-from tasks.retrieval.dense_index import encode_shard, plan_shards, shard_path
+from tasks.retrieval.dense_shards import encode_shard, plan_shards, shard_path
 from tasks.retrieval.encoders import resolve_encoder_spec
 
 passages, shards, model = map(Path, sys.argv[1:4])
@@ -53,7 +47,7 @@ for number, (start, end) in enumerate(plan_shards(passages, int(sys.argv[4]))):
 
 
 def _kill_after(args: list[str], done_lines: int, timeout: float = 120) -> None:
-    env = dict(os.environ, **{dense_index.SLEEP_ENV: "0.3"},
+    env = dict(os.environ, **{dense_shards.SLEEP_ENV: "0.3"},
                PYTHONPATH=os.pathsep.join([str(PROJECT_ROOT), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT, *args], cwd=PROJECT_ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -86,18 +80,18 @@ def test_killed_encoding_resumes_and_matches_an_uninterrupted_run(tmp_path):
     stamps = {p.name: (p.stat().st_mtime_ns, ids_path(p).stat().st_mtime_ns) for p in finished}
 
     spec = resolve_encoder_spec(str(model), max_length=MAX_LENGTH)
-    dense_index.ENCODED.clear()
+    dense_shards.ENCODED.clear()
     resumed = encode_shards(passages, shards, spec, SHARD_SIZE, batch_size=4, device="cpu")
     expected = [shard_path(shards, n).name for n in range(SHARDS)
                 if shard_path(shards, n).name not in stamps]
-    assert expected == dense_index.ENCODED  # finished shards were not encoded again
+    assert expected == dense_shards.ENCODED  # finished shards were not encoded again
     assert {p.name: (p.stat().st_mtime_ns, ids_path(p).stat().st_mtime_ns)
             for p in finished} == stamps
     assert not list(shards.glob(".*.tmp"))  # the killed writer's temporary file is gone
 
-    dense_index.ENCODED.clear()
+    dense_shards.ENCODED.clear()
     again = encode_shards(passages, shards, spec, SHARD_SIZE, batch_size=4, device="cpu")
-    assert dense_index.ENCODED == [] and again == resumed  # a finished job does nothing
+    assert dense_shards.ENCODED == [] and again == resumed  # a finished job does nothing
 
     reference = encode_shards(passages, tmp_path / "reference", spec, SHARD_SIZE,
                               batch_size=4, device="cpu")

@@ -9,28 +9,28 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from pathlib import Path
 
 import pytest
-from dense_testkit import PEOPLE, write_tiny_world
+from dense_testkit import PEOPLE, tiny_bert, write_tiny_world
+from prefect_runs import settled_task_states
 
 from tasks.config import DenseConfig, load_params
 from tasks.io.trec import read_trec_run, write_trec_run
-from tasks.retrieval.dense_index import read_index_manifest
-from tasks.retrieval.dense_stages import (
+from tasks.retrieval.comparison import compare_retrievers, plot_accuracy
+from tasks.retrieval.dense_encoding import (
     build_dense_index,
-    compare_retrievers,
     encode_passage_shard,
-    fuse_runs,
     index_options,
     plan_passage_shards,
-    plot_accuracy,
-    resolve_dense_encoder,
     retrieve_dense,
     shard_files,
 )
-from tasks.retrieval.stages import evaluate_run
+from tasks.retrieval.faiss_index import read_index_manifest
+from tasks.retrieval.fusion import fuse_runs
+from tasks.retrieval.query_sets import eq_split, write_query_set
+from tasks.retrieval.relation_results import evaluate_run
+from tasks.retrieval.retrievers import DenseRetriever
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 CFG = DenseConfig(max_length=64, shard_size=10, batch_size=8, top_k=5)
@@ -43,7 +43,8 @@ def world(tmp_path_factory):
 
 def test_dense_steps_retrieve_evaluate_fuse_and_compare(world, tmp_path):
     passages, dataset = world
-    spec = resolve_dense_encoder(CFG)
+    spec = DenseRetriever(CFG).encoder()
+    queries = write_query_set(eq_split(dataset), tmp_path / "test.json")
     plan = plan_passage_shards(passages, CFG.shard_size)
     assert plan == [(0, 10), (10, 20), (20, 24)]
     shards = [encode_passage_shard(passages, start, end, shard_files(tmp_path / "shards", n),
@@ -53,7 +54,7 @@ def test_dense_steps_retrieve_evaluate_fuse_and_compare(world, tmp_path):
     manifest = read_index_manifest(index)
     assert (manifest["model"], manifest["rows"], manifest["dim"]) == ("all-MiniLM-L6-v2", 24, 384)
 
-    runs = {"dense": retrieve_dense(index, dataset, tmp_path / "dense.trec", spec, k=5,
+    runs = {"dense": retrieve_dense(index, queries, tmp_path / "dense.trec", spec, k=5,
                                     device="cpu")}
     dense = read_trec_run(runs["dense"])
     assert len(dense) == 2 * len(PEOPLE) and all(len(h) == 5 for h in dense.values())
@@ -67,13 +68,13 @@ def test_dense_steps_retrieve_evaluate_fuse_and_compare(world, tmp_path):
     metrics_paths = {}
     for name, run in runs.items():
         metrics_paths[name] = tmp_path / f"retrieval_{name}.json"
-        metrics = evaluate_run(run, dataset, passages, tmp_path / "results" / name,
+        metrics = evaluate_run(run, queries, passages, tmp_path / "results" / name,
                                metrics_paths[name], name, [1, 5])
         assert metrics["retriever"] == name and set(metrics["per_relation"]) == {"P19", "P106"}
     dense_metrics = json.loads(metrics_paths["dense"].read_text())
     assert dense_metrics["per_relation"]["P19"]["top5"] >= 75  # MiniLM finds birth places
 
-    comparison = compare_retrievers(runs, metrics_paths, dataset, passages,
+    comparison = compare_retrievers(runs, metrics_paths, queries, passages,
                                     tmp_path / "comparison.json", tmp_path / "comparison.md",
                                     [1, 5], k=5)
     assert set(comparison["pairs"]) == {"dense_vs_lexical", "dense_vs_hybrid",
@@ -97,13 +98,22 @@ def test_retrieval_flow_runs_every_retriever_and_is_cached(world, tmp_path, pref
     from flows.retrieval import retrieval
     from tasks.layout import Layout
     from tasks.orchestration import run_settings
+    from tasks.retrieval.encoders import model_slug
 
     passages, dataset = world
     overrides = {f"paths.{name}": str(tmp_path / name)
                  for name in ("data", "results", "metrics", "plots", "reports", "state")}
     overrides.update({"sources.passages": str(passages), "retrieval.ks": [1, 5, 20],
                       "retrieval.dense.shard_size": 10, "retrieval.dense.max_length": 64,
-                      "retrieval.bm25.top_k": 20, "retrieval.dense.top_k": 20})
+                      "retrieval.bm25.top_k": 20, "retrieval.dense.top_k": 20,
+                      "retrieval.bucket_relations": [],  # the tiny world has no bucket files
+                      # one more dense retriever by name, and a hybrid over it
+                      "retrieval.dense_retrievers": {"tiny": {"model": str(tiny_bert(
+                          tmp_path / "tiny-bert"))}},
+                      "retrieval.hybrids": {"hybrid": ["bm25", "dense"],
+                                            "bm25-tiny": ["bm25", "tiny"]},
+                      "retrieval.retrievers": ["bm25", "dense", "hybrid", "tiny",
+                                               "bm25-tiny"]})
     params = load_params(PROJECT_ROOT / "params.yaml", profile="smoke", overrides=overrides)
     layout = Layout(params)
     shutil.copytree(dataset, layout.eq_dataset)
@@ -112,41 +122,26 @@ def test_retrieval_flow_runs_every_retriever_and_is_cached(world, tmp_path, pref
         second = retrieval(params=params, return_state=True)
     assert first.is_completed() and second.is_completed()
     metrics = first.result()
-    assert list(metrics) == ["bm25", "dense", "hybrid"]
+    assert list(metrics) == ["bm25", "dense", "hybrid", "tiny", "bm25-tiny"]
     for name in metrics:
         assert json.loads(layout.retrieval_metrics(name).read_text()) == metrics[name]
         assert layout.retrieval_report(name).exists()
     assert len(list(layout.dense_shards().glob("shard_*.ids.json"))) == 3
     assert read_index_manifest(layout.dense_index())["rows"] == 24
     comparison = json.loads(layout.retrieval_comparison.read_text())
-    assert set(comparison["pairs"]) == {"bm25_vs_dense", "bm25_vs_hybrid", "dense_vs_hybrid"}
+    assert {"bm25_vs_dense", "bm25_vs_hybrid", "dense_vs_hybrid", "tiny_vs_bm25-tiny"} <= set(
+        comparison["pairs"]) and len(comparison["pairs"]) == 10
+    tiny = params.retrieval.dense_retrievers["tiny"].model
+    assert read_index_manifest(layout.dense_index(model_slug(tiny)))["rows"] == 24  # its own
+    buckets_csv = layout.retrieval_accuracy_plot.with_suffix(".csv").read_text()
+    assert buckets_csv.splitlines()[0] == "k,bm25,dense,hybrid,tiny,bm25-tiny"
     assert layout.retrieval_comparison_report.exists()
     assert layout.retrieval_accuracy_plot.exists()
     assert layout.retrieval_accuracy_plot.with_suffix(".csv").exists()
 
-    states = _settled_task_states(second.state_details.flow_run_id)
-    assert ("encode passage shard", "Cached") in states
-    assert all(state == "Cached" for name, state in states if name != "report top-k"), states
-
-
-def _settled_task_states(flow_run_id, timeout: float = 30) -> set[tuple[str, str]]:
-    """``{(task name, state name)}`` of a flow run once the API has recorded final states.
-
-    Task run states reach the API through events, asynchronously: poll until every state is
-    final and two reads agree.
-    """
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import FlowRunFilter
-
-    deadline, previous = time.monotonic() + timeout, None
-    with get_client(sync_client=True) as client:
-        while True:
-            runs = client.read_task_runs(flow_run_filter=FlowRunFilter(
-                id={"any_": [flow_run_id]}))
-            states = {(r.name.rsplit("-", 1)[0], r.state.name if r.state else "None")
-                      for r in runs}
-            final = all(r.state is not None and r.state.is_final() for r in runs)
-            if (final and states == previous) or time.monotonic() > deadline:
-                return states
-            previous = states
-            time.sleep(0.5)
+    # over the flow run and its subflows (shard encoding, BM25 batches)
+    states = settled_task_states(second.state_details.flow_run_id,
+                                 {"encode passage shard": 3, "search BM25 batch": None})
+    assert set(states["encode passage shard"]) == {"Cached"}
+    assert all(set(s) == {"Cached"} for name, s in states.items() if name != "report top-k"), \
+        states

@@ -6,7 +6,8 @@ from tasks.io.dpr import read_retrieval_results
 from tasks.io.entityquestions import EQQuestion, write_eq_file
 from tasks.io.passages import Passage, write_passages
 from tasks.io.trec import write_trec_run
-from tasks.retrieval.stages import evaluate_run
+from tasks.retrieval.query_sets import eq_split, write_query_set
+from tasks.retrieval.relation_results import evaluate_run
 
 
 def test_result_json_is_capped_but_accuracy_uses_the_whole_run(tmp_path):
@@ -20,9 +21,10 @@ def test_result_json_is_capped_but_accuracy_uses_the_whole_run(tmp_path):
     run = tmp_path / "run.trec"
     write_trec_run(run, {"P19:000000": [("1", 3.0), ("2", 2.0), ("3", 1.0)],
                          "P19:000001": [("3", 2.0), ("1", 1.0)]}, tag="t")
-    full = evaluate_run(run, tmp_path / "dataset", passages, tmp_path / "full", tmp_path / "f.json",
+    queries = write_query_set(eq_split(tmp_path / "dataset"), tmp_path / "test.json")
+    full = evaluate_run(run, queries, passages, tmp_path / "full", tmp_path / "f.json",
                         "bm25", [1, 2], result_ctxs=None)
-    capped = evaluate_run(run, tmp_path / "dataset", passages, tmp_path / "cap",
+    capped = evaluate_run(run, queries, passages, tmp_path / "cap",
                           tmp_path / "c.json", "bm25", [1, 2], result_ctxs=1)
     assert full["per_relation"] == capped["per_relation"] == {"P19": {"top1": 50.0,
                                                                        "top2": 100.0}}

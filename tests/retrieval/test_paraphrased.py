@@ -15,9 +15,11 @@ from tasks.retrieval.paraphrased import (
     evaluate_paraphrased_runs,
     load_pairs,
     paraphrase_collection,
+    paraphrased_questions,
     qid,
     queries,
 )
+from tasks.retrieval.query_sets import paraphrased_query_set, write_query_set
 
 CONTEXTS = [
     ("Paris", "Paris is the capital of France and its largest city."),
@@ -88,8 +90,9 @@ def test_evaluation_exact_metrics(sets_dir):
     semantic = {qid("dev", v, i): [(g, 1.0)] for v in ("orig", "para") for i, g in
                 enumerate(gold)}
     semantic[qid("dev", "orig", 3)] = [("1", 1.0)]
-    metrics = evaluate_paraphrased({"bm25": lexical, "dense": semantic}, pairs, passages,
-                                   [1, 2], k=1, n_bootstrap=200)
+    metrics = evaluate_paraphrased({"bm25": lexical, "dense": semantic},
+                                   paraphrased_query_set(pairs), passages, [1, 2], k=1,
+                                   n_bootstrap=200)
     assert metrics["ks"] == [1, 2]
     dev = metrics["sets"]["dev"]
     assert dev["questions"] == 4 and dev["most_hurt"] == "bm25"
@@ -110,7 +113,8 @@ def test_evaluate_runs_writes_outputs(sets_dir, tmp_path):
     qids, _ = queries(sets)
     run = {q: [("1", 2.0), ("2", 1.0), ("3", 0.5)] for q in qids}
     write_trec_run(tmp_path / "bm25.trec", run, tag="t")
-    metrics = evaluate_paraphrased_runs({"bm25": tmp_path / "bm25.trec"}, sets, tsv,
+    query_file = write_query_set(paraphrased_questions(sets), tmp_path / "queries.json")
+    metrics = evaluate_paraphrased_runs({"bm25": tmp_path / "bm25.trec"}, query_file, tsv,
                                         tmp_path / "m.json", tmp_path / "r.md", [1, 3], k=3,
                                         n_bootstrap=50)
     assert metrics["collection_passages"] == 3
@@ -139,6 +143,6 @@ def test_no_retriever_is_most_hurt_when_nothing_is_lost(sets_dir):
     passages = {str(i): ctx for i, ctx in enumerate(CONTEXTS, start=1)}
     gold = ["1", "1", "2", "3"]
     same = {qid("dev", v, i): [(g, 1.0)] for v in ("orig", "para") for i, g in enumerate(gold)}
-    metrics = evaluate_paraphrased({"bm25": same, "dense": same}, pairs, passages, [1], k=1,
-                                   n_bootstrap=50)
+    metrics = evaluate_paraphrased({"bm25": same, "dense": same}, paraphrased_query_set(pairs),
+                                   passages, [1], k=1, n_bootstrap=50)
     assert metrics["sets"]["dev"]["most_hurt"] is None

@@ -1,0 +1,176 @@
+"""The retriever registry: every retriever of the study by name, and what it needs.
+
+Three kinds, each a small frozen description (no state, no index yet):
+
+- :class:`BM25Retriever`: Pyserini/Lucene BM25 with ``retrieval.bm25``;
+- :class:`DenseRetriever`: a bi-encoder (any encoder spec: a DPR question/context pair, one
+  shared encoder, a fine-tuned checkpoint) over its own FAISS index of the collection;
+- :class:`HybridRetriever`: reciprocal rank fusion of two other registered retrievers.
+
+:func:`registry_from_config` registers ``bm25``, ``dense`` (``retrieval.dense``), every
+``retrieval.dense_retrievers`` entry and every ``retrieval.hybrids`` entry; code can add more
+with :meth:`RetrieverRegistry.register` (e.g. a freshly trained DPR pair as ``dpr-nq``). How a
+retriever indexes a collection and runs a query set is written once, for all kinds, in
+``flows/_retrieve.py``; how a run is scored, in :mod:`tasks.retrieval.core`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from tasks.config import BM25Config, DenseConfig, NamedDenseConfig, RetrievalConfig
+from tasks.retrieval.encoders import EncoderSpec, resolve_encoder_spec
+
+
+@dataclass(frozen=True)
+class BM25Retriever:
+    """Lucene BM25 (``k1``, ``b``, ``top_k``, batches of ``batch_size`` questions)."""
+
+    config: BM25Config
+    name: str = "bm25"
+    title: str = "BM25"
+
+    @property
+    def depth(self) -> int:
+        """Passages per question in its runs."""
+        return self.config.top_k
+
+
+@dataclass(frozen=True)
+class DenseRetriever:
+    """A bi-encoder over its own FAISS index (one per encoder and collection)."""
+
+    config: DenseConfig
+    name: str = "dense"
+    title: str = "dense"
+
+    @property
+    def depth(self) -> int:
+        """Passages per question in its runs."""
+        return self.config.top_k
+
+    @property
+    def model_name(self) -> str:
+        """Directory-safe model name: where its shards and index live."""
+        return self.config.model_name
+
+    def encoder(self) -> EncoderSpec:
+        """The encoder, resolved to local files with its content fingerprint.
+
+        Not a cached task on purpose: the fingerprint (model files) is what later cache keys
+        use.
+        """
+        cfg = self.config
+        return resolve_encoder_spec(cfg.model, cfg.ctx_model, pooling=cfg.pooling,
+                                    max_length=cfg.max_length, normalize=cfg.normalize,
+                                    name=cfg.model_name)
+
+
+@dataclass(frozen=True)
+class HybridRetriever:
+    """Reciprocal rank fusion (``k``) of the runs of two registered retrievers."""
+
+    name: str
+    inputs: tuple[str, str]
+    k: int = 60
+    depth: int = 100
+    title: str = ""
+
+
+Retriever = BM25Retriever | DenseRetriever | HybridRetriever
+#: What a retriever name may be (``dpr-nq``): it names files, directories, artifact keys.
+NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
+#: Names that would clash with other outputs under ``results/retrieval/``.
+RESERVED = frozenset({"buckets", "queries"})
+
+
+def dense_config(base: DenseConfig, named: NamedDenseConfig) -> DenseConfig:
+    """``retrieval.dense`` with the encoder of a named dense retriever."""
+    update = {key: value for key, value in named.model_dump().items()
+              if key != "title" and value is not None}
+    update.setdefault("ctx_model", named.ctx_model)
+    return DenseConfig.model_validate({**base.model_dump(), **update})
+
+
+class RetrieverRegistry:
+    """Registered retrievers by name, in registration order (a hybrid after its inputs)."""
+
+    def __init__(self, retrievers: Iterable[Retriever] = ()) -> None:
+        self._items: dict[str, Retriever] = {}
+        for retriever in retrievers:
+            self.register(retriever)
+
+    def register(self, retriever: Retriever) -> Retriever:
+        """Add a retriever; its name must be new and a hybrid's inputs registered."""
+        if retriever.name in self._items:
+            raise ValueError(f"retriever {retriever.name!r} is already registered")
+        if not NAME.fullmatch(retriever.name):
+            raise ValueError(f"retriever name {retriever.name!r}: lowercase letters, digits and "
+                             "dashes only (it names files, directories and Prefect artifacts)")
+        if retriever.name in RESERVED:
+            raise ValueError(f"{retriever.name!r} names a directory of results/retrieval/; "
+                             "choose another retriever name")
+        if isinstance(retriever, HybridRetriever):
+            missing = [n for n in retriever.inputs if n not in self._items]
+            if missing or len(set(retriever.inputs)) != 2:
+                raise ValueError(f"hybrid {retriever.name!r} fuses {list(retriever.inputs)}: "
+                                 f"needs two distinct registered retrievers (missing {missing})")
+        self._items[retriever.name] = retriever
+        return retriever
+
+    def hybrid(self, name: str, inputs: tuple[str, str], k: int = 60,
+               title: str | None = None) -> HybridRetriever:
+        """Register a hybrid over two registered retrievers (depth: the deeper input)."""
+        missing = [n for n in inputs if n not in self._items]
+        if missing or len(set(inputs)) != 2:
+            raise ValueError(f"hybrid {name!r} fuses {list(inputs)}: needs two distinct "
+                             f"registered retrievers (missing {missing})")
+        a, b = (self[n] for n in inputs)
+        return self.register(HybridRetriever(
+            name, tuple(inputs), k=k, depth=max(a.depth, b.depth),
+            title=title or f"{name}: {a.title} + {b.title}, RRF"))
+
+    def __getitem__(self, name: str) -> Retriever:
+        if name not in self._items:
+            raise KeyError(f"retriever {name!r} is not registered; registered: "
+                           f"{list(self._items)}")
+        return self._items[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def needed(self, names: Iterable[str]) -> list[Retriever]:
+        """The retrievers ``names`` need, hybrids' inputs included, inputs first."""
+        wanted: set[str] = set()
+
+        def add(name: str) -> None:
+            retriever = self[name]
+            if isinstance(retriever, HybridRetriever):
+                for dependency in retriever.inputs:
+                    add(dependency)
+            wanted.add(name)
+
+        for name in names:
+            add(name)
+        return [r for n, r in self._items.items() if n in wanted]
+
+
+def registry_from_config(cfg: RetrievalConfig) -> RetrieverRegistry:
+    """bm25, dense, ``dense_retrievers`` and ``hybrids`` of the retrieval config."""
+    registry = RetrieverRegistry([BM25Retriever(cfg.bm25), DenseRetriever(cfg.dense)])
+    for name, named in cfg.dense_retrievers.items():
+        registry.register(DenseRetriever(dense_config(cfg.dense, named), name=name,
+                                         title=named.title or name))
+    for name, inputs in cfg.hybrids.items():
+        registry.hybrid(name, inputs, k=cfg.rrf_k)
+    return registry
+
+
+def short_title(retriever: Retriever) -> str:
+    """``BM25`` for BM25, else the name (the comparison report's title)."""
+    return retriever.title if isinstance(retriever, BM25Retriever) else retriever.name
