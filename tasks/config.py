@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from models.paraphraser.config import ParaphraserConfig
+from tasks import API_STARTUP_TIMEOUT_S
 
 PROFILES = ("smoke", "demo", "real")
 DEFAULT_PARAMS_FILE = "params.yaml"
@@ -338,6 +339,8 @@ class OrchestrationConfig(Section):
     """
 
     api_url: str | None = None
+    api_startup_timeout_s: float = Field(API_STARTUP_TIMEOUT_S, gt=0)
+    api_start_attempts: int = Field(3, ge=1)
     server: ServerConfig = ServerConfig()
     task_runner: Literal["thread", "dask", "ray"] = "thread"
     max_workers: int | None = Field(None, ge=1, description="thread runner threads")
