@@ -75,14 +75,19 @@ def run_flow(name: str, profile: str | None, params_file: Path | None,
         raise typer.Exit(2) from None
     from tasks.distribution import shared_api
     from tasks.server import run_api_url
+    from tasks.temporary_api import ApiStartError
 
     api_url = run_api_url(params)
     orchestration = params.orchestration.model_copy(update={"api_url": api_url})
     flow_fn = load_flow(name)
-    with run_settings(params.paths.state), shared_api(orchestration) as url:
-        typer.echo(f"Prefect API: {url or 'temporary, in-process'} "
-                   "(`qastress server up` keeps runs for the UI)", err=True)
-        return flow_fn(params=params)
+    try:
+        with run_settings(params.paths.state), shared_api(orchestration) as url:
+            typer.echo(f"Prefect API: {url}{'' if api_url else ' (temporary, for this run)'} "
+                       "(`qastress server up` keeps runs for the UI)", err=True)
+            return flow_fn(params=params)
+    except ApiStartError as exc:
+        typer.secho(f"Prefect API: {exc}", fg="red", err=True)
+        raise typer.Exit(3) from None
 
 
 def load_flow(name: str) -> Any:

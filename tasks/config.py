@@ -17,6 +17,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from tasks import API_STARTUP_TIMEOUT_S
 from tasks.model_names import model_slug
 from tasks.paraphraser_config import ParaphraserConfig
 from tasks.relation_templates import load_templates
@@ -378,6 +379,8 @@ class OrchestrationConfig(Section):
     """
 
     api_url: str | None = None
+    api_startup_timeout_s: float = Field(API_STARTUP_TIMEOUT_S, gt=0)
+    api_start_attempts: int = Field(3, ge=1)
     server: ServerConfig = ServerConfig()
     task_runner: Literal["thread", "dask", "ray"] = "thread"
     max_workers: int | None = Field(None, ge=1, description="thread runner threads")

@@ -6,30 +6,23 @@
 - ``ray``: prefect-ray's ``RayTaskRunner`` (optional extra ``qastress[ray]``).
 
 Task runs in worker processes report to the Prefect API of the flow: prefect-dask ships the
-flow's settings context with every task. A flow that runs on a temporary in-process API has no
-URL to ship, so :func:`shared_api` starts one temporary API server for the whole run and points
-the flow (and so every worker) at it.
+flow's settings context with every task. Without a configured server, :func:`shared_api` starts
+one temporary API server for the whole run (robustly: :mod:`tasks.temporary_api`) and points
+the flow, every worker and every subprocess at it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
-import socket
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from tasks.config import OrchestrationConfig
+from tasks.temporary_api import LOOPBACK, free_port, temporary_api  # noqa: F401
 
-LOOPBACK = "127.0.0.1"
 T = TypeVar("T")
-
-
-def needs_shared_api(cfg: OrchestrationConfig) -> bool:
-    """Whether tasks may run outside the flow's process (so they need a reachable API)."""
-    if cfg.task_runner == "dask":
-        return cfg.dask.processes or cfg.dask.address is not None
-    return cfg.task_runner == "ray"
 
 
 def submit_in_waves(submit: Callable[[int, T], Any], plan: Sequence[T], width: int) -> list:
@@ -116,55 +109,47 @@ def run_on_runner(subflow: Any, cfg: OrchestrationConfig, concurrent: int, what:
 
 
 @contextlib.contextmanager
-def shared_api(cfg: OrchestrationConfig) -> Iterator[str | None]:
-    """Make the Prefect API of the run reachable from worker processes; yields its URL.
+def shared_api(cfg: OrchestrationConfig) -> Iterator[str]:
+    """Give the run one Prefect API that every process of it reaches; yields its URL.
 
-    ``cfg.api_url`` wins, then a configured ``PREFECT_API_URL``. With neither and a runner
-    whose tasks leave the process, one temporary API server is started for the run (and
-    stopped after it); with the thread runner nothing changes (Prefect's in-process API).
+    ``cfg.api_url`` wins, then a configured ``PREFECT_API_URL``. With neither, one temporary
+    API server is started for the run (:func:`tasks.temporary_api.temporary_api`: wall-clock
+    timeout ``cfg.api_startup_timeout_s``, ``cfg.api_start_attempts`` attempts) and stopped
+    after it, whatever the runner: the flow, its task threads, worker processes and any
+    subprocess get its URL (settings and environment), so none starts a temporary API of its
+    own. Raises :class:`tasks.temporary_api.ApiStartError` when it cannot start.
     """
-    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from prefect.settings import (
+        PREFECT_API_URL,
+        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS,
+        temporary_settings,
+    )
 
     url = cfg.api_url or PREFECT_API_URL.value()
-    if url or not needs_shared_api(cfg):
-        with _exported(url), (temporary_settings(updates={PREFECT_API_URL: url})
-                              if url else contextlib.nullcontext()):
-            yield url
-        return
-    from prefect.server.api.server import SubprocessASGIServer
-
-    server = SubprocessASGIServer(port=free_port())  # its own instance, not Prefect's ephemeral
-    server.start(timeout=120)
-    try:
-        with _exported(server.api_url), temporary_settings(
-                updates={PREFECT_API_URL: server.api_url}):
-            yield server.api_url
-    finally:
-        from prefect.logging.handlers import APILogWorker
-
-        APILogWorker.drain_all(timeout=10, at_exit=False)  # last logs reach the server first
-        server.stop()
-
-
-def free_port(host: str = LOOPBACK) -> int:
-    """A TCP port that is free on ``host`` right now."""
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+    timeout = max(1, math.ceil(cfg.api_startup_timeout_s))  # Prefect's own fallback: same
+    with _exported(PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.name, str(timeout)), \
+            temporary_settings(updates={PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS:
+                                        timeout}):
+        if url:
+            with _exported("PREFECT_API_URL", url), \
+                    temporary_settings(updates={PREFECT_API_URL: url}):
+                yield url
+            return
+        with temporary_api(cfg.api_startup_timeout_s, cfg.api_start_attempts) as api, \
+                _exported("PREFECT_API_URL", api.api_url), \
+                temporary_settings(updates={PREFECT_API_URL: api.api_url}):
+            yield api.api_url
 
 
 @contextlib.contextmanager
-def _exported(url: str | None) -> Iterator[None]:
-    """``PREFECT_API_URL`` in the environment too (for processes started by the run)."""
-    if not url:
-        yield
-        return
-    before = os.environ.get("PREFECT_API_URL")
-    os.environ["PREFECT_API_URL"] = url
+def _exported(name: str, value: str) -> Iterator[None]:
+    """Environment variable ``name=value`` (for processes started by the run), then restored."""
+    before = os.environ.get(name)
+    os.environ[name] = value
     try:
         yield
     finally:
         if before is None:
-            os.environ.pop("PREFECT_API_URL", None)
+            os.environ.pop(name, None)
         else:
-            os.environ["PREFECT_API_URL"] = before
+            os.environ[name] = before

@@ -6,11 +6,19 @@ source and its inputs with every :class:`~pathlib.Path` replaced by the sha256 o
 (directories that carry a ``manifest.json`` with a ``fingerprint`` use that). Parameters that
 name a task's *outputs* are hashed by path only; when one of them no longer exists the cached
 record is dropped so the task runs again instead of returning a stale reference.
+
+The key also holds :func:`code_fingerprint`: the content of every file of the qastress source
+tree (``flows/``, ``tasks/``, ``models/``, package data included) and the versions of the
+libraries that compute results, so a fix in a helper a task calls, or a new torch, reruns the
+task instead of serving numbers of the old code. It is computed once per process;
+:func:`code_roots` points it at other source trees (tests).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +45,57 @@ MISSING = "<missing>"
 #: ``artifact_task(..., **TRANSIENT)``.
 TRANSIENT: dict[str, Any] = {"retries": 2, "retry_delay_seconds": 5}
 _fingerprints: dict[tuple[str, int, int], str] = {}
+#: Packages whose every file is part of the code fingerprint (next to ``tasks/``).
+CODE_PACKAGES = ("flows", "tasks", "models")
+#: Libraries that compute results: import name -> distribution names to try.
+RESULT_LIBRARIES: dict[str, tuple[str, ...]] = {
+    "torch": ("torch",), "transformers": ("transformers",), "pyserini": ("pyserini",),
+    "faiss": ("faiss-cpu", "faiss-gpu", "faiss"), "flair": ("flair",)}
+_code_roots: list[tuple[Path, ...]] = [
+    tuple(Path(__file__).resolve().parents[1] / name for name in CODE_PACKAGES)]
+
+
+def library_versions(libraries: dict[str, tuple[str, ...]] | None = None) -> dict[str, str]:
+    """Installed version of each library (``"absent"`` when none of its distributions is)."""
+    from importlib import metadata
+
+    versions: dict[str, str] = {}
+    for name, distributions in (RESULT_LIBRARIES if libraries is None else libraries).items():
+        versions[name] = "absent"
+        for distribution in distributions:
+            with contextlib.suppress(metadata.PackageNotFoundError):
+                versions[name] = f"{distribution}=={metadata.version(distribution)}"
+                break
+    return versions
+
+
+@functools.lru_cache(maxsize=8)
+def _code_fingerprint(roots: tuple[Path, ...]) -> str:
+    digest = hashlib.sha256()
+    for root in roots:
+        files = sorted(p for p in root.rglob("*") if p.is_file()
+                       and "__pycache__" not in p.parts and not p.name.startswith("."))
+        for path in files:
+            rel = f"{root.name}/{path.relative_to(root).as_posix()}"
+            digest.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    digest.update(json.dumps(library_versions(), sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def code_fingerprint() -> str:
+    """sha256 of the source tree (every file under the roots of :func:`code_roots`, by path
+    and content) and of :func:`library_versions`; computed once per process and root set."""
+    return _code_fingerprint(_code_roots[-1])
+
+
+@contextlib.contextmanager
+def code_roots(*roots: Path) -> Iterator[None]:
+    """Fingerprint these source directories instead of qastress's own (tests)."""
+    _code_roots.append(tuple(Path(root).resolve() for root in roots))
+    try:
+        yield
+    finally:
+        _code_roots.pop()
 
 
 def path_fingerprint(path: Path) -> str:
@@ -82,7 +141,7 @@ def _outputs_present(value: Any) -> bool:
 
 @dataclass
 class FileFingerprintPolicy(CachePolicy):
-    """Cache key = task source + inputs, with file inputs hashed by content.
+    """Cache key = task source + :func:`code_fingerprint` + inputs, file inputs by content.
 
     ``outputs`` names parameters that are paths the task writes: hashed by path, and when one is
     missing the stored record for the key is removed so the task is recomputed.
@@ -97,7 +156,8 @@ class FileFingerprintPolicy(CachePolicy):
             name: (str(value) if name in self.outputs else stable_value(value))
             for name, value in (inputs or {}).items()
         }
-        key = hash_objects({"source": source, "inputs": hashed}, raise_on_failure=True)
+        key = hash_objects({"source": source, "code": code_fingerprint(), "inputs": hashed},
+                           raise_on_failure=True)
         if not all(_outputs_present(inputs.get(name)) for name in self.outputs):
             _drop_record(key)
         return key

@@ -120,3 +120,70 @@ def test_transient_failure_is_retried_and_the_flow_completes(tmp_path, state):
     CALLS.clear()
     assert flaky_flow(source, target) == "abc"
     assert CALLS == ["call", "call"]
+
+
+HELPER_V1 = "def shout(text):\n    return text.upper()\n"
+HELPER_V2 = "def shout(text):\n    return text.upper() + '!'\n"  # a fix in a helper
+
+
+def shout_file(source: Path) -> str:
+    """A task body that calls a helper from another module (``qastress_helper``)."""
+    import qastress_helper
+
+    CALLS.append("shout")
+    return qastress_helper.shout(source.read_text())
+
+
+shout_task = artifact_task(shout_file)
+
+
+@flow
+def shout_flow(source: Path):
+    return shout_task(source, return_state=True)
+
+
+def test_changed_helper_reruns_the_task_and_unchanged_code_is_cached(tmp_path, state,
+                                                                      monkeypatch):
+    import importlib
+    import sys
+
+    from tasks.orchestration import _code_fingerprint, code_fingerprint, code_roots
+
+    package = tmp_path / "src" / "qastress_helper"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(HELPER_V1)
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    source = tmp_path / "in.txt"
+    source.write_text("abc")
+    CALLS.clear()
+    with code_roots(package):
+        first = code_fingerprint()
+        assert shout_flow(source).result() == "ABC"
+        again = shout_flow(source)
+        assert (again.name, again.result(), CALLS) == ("Cached", "ABC", ["shout"])
+
+        (package / "__init__.py").write_text(HELPER_V2)  # as a new process would see it:
+        importlib.reload(sys.modules["qastress_helper"])
+        _code_fingerprint.cache_clear()
+        assert code_fingerprint() != first
+        fixed = shout_flow(source)
+        assert (fixed.name, fixed.result(), CALLS) == ("Completed", "ABC!", ["shout", "shout"])
+        (package / "data.json").write_text("{}")  # package data count too
+        _code_fingerprint.cache_clear()
+        assert shout_flow(source).name == "Completed" and len(CALLS) == 3
+    sys.modules.pop("qastress_helper", None)
+
+
+def test_code_fingerprint_covers_the_source_tree_and_library_versions(tmp_path):
+    from tasks.orchestration import code_fingerprint, code_roots, library_versions
+
+    versions = library_versions()
+    assert set(versions) == {"torch", "transformers", "pyserini", "faiss", "flair"}
+    assert versions["torch"].startswith("torch==")
+    assert library_versions({"nope": ("no-such-distribution",)}) == {"nope": "absent"}
+    own = code_fingerprint()
+    assert code_fingerprint() == own  # memoised: once per process
+    (tmp_path / "a.py").write_text("x = 1\n")
+    with code_roots(tmp_path):
+        assert code_fingerprint() != own
+    assert code_fingerprint() == own

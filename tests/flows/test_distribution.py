@@ -21,7 +21,6 @@ from dense_testkit import tiny_bert, tiny_passages  # noqa: E402
 
 from tasks.config import DenseConfig, OrchestrationConfig  # noqa: E402
 from tasks.distribution import (  # noqa: E402
-    needs_shared_api,
     runner_width,
     shared_api,
     submit_in_waves,
@@ -33,7 +32,7 @@ def test_thread_runner_is_the_default():
     from prefect.task_runners import ThreadPoolTaskRunner
 
     cfg = OrchestrationConfig()
-    assert cfg.task_runner == "thread" and not needs_shared_api(cfg)
+    assert cfg.task_runner == "thread"
     assert isinstance(task_runner_for(cfg), ThreadPoolTaskRunner)
     assert runner_width(OrchestrationConfig(max_workers=3)) == 3
 
@@ -68,16 +67,12 @@ def test_dask_local_cluster_binds_to_loopback():
     assert runner.cluster_kwargs["host"] == "127.0.0.1"
     assert runner.cluster_kwargs["dashboard_address"].startswith("127.0.0.1:")
     assert runner.cluster_kwargs["processes"] is True and runner_width(cfg) == 6
-    assert needs_shared_api(cfg)
-    threads = cfg.model_copy(update={"dask": cfg.dask.model_copy(update={"processes": False})})
-    assert not needs_shared_api(threads)
 
 
 def test_dask_existing_cluster_by_address():
     cfg = OrchestrationConfig(task_runner="dask", dask={"address": "tcp://10.0.0.5:8786"})
     runner = task_runner_for(cfg)
     assert runner.address == "tcp://10.0.0.5:8786" and runner_width(cfg) is None
-    assert needs_shared_api(cfg)
 
 
 def test_ray_without_prefect_ray_says_how_to_install(monkeypatch):
