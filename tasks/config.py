@@ -213,7 +213,10 @@ class RetrievalConfig(Section):
     result_ctxs: int | None = Field(
         100, ge=1, description="passages per question in the DPR result JSON (None = all); "
         "accuracy always uses the whole run")
-    has_answer_mode: Literal["string", "title_string", "title", "regex"] = "string"
+    has_answer_mode: str = Field(
+        "eq-string", description="answer matching of top-k accuracy: eq-string, "
+        "eq-string-title (EntityQuestions' utils/accuracy.py), dpr-string, dpr-string-title "
+        "(DPR's qa_validation), title, regex (tasks/evaluation/has_answer.py)")
     # Figure 1: accuracy per subject-frequency bucket (one-off bucket files of the relations).
     bucket_relations: tuple[str, ...] = Field(
         ("P19", "P36", "P106", "P159", "P170", "P800"),
@@ -223,6 +226,13 @@ class RetrievalConfig(Section):
     paraphrased_sets: bool = Field(
         True, description="also retrieve the orig and para questions of the paraphrased SQuAD "
         "test sets (when present) over their contexts and compare top-k accuracy")
+
+    @field_validator("has_answer_mode")
+    @classmethod
+    def _check_has_answer_mode(cls, value: str) -> str:
+        from tasks.evaluation.has_answer import check_mode
+
+        return check_mode(value)
 
     @field_validator("bucket_relations")
     @classmethod
