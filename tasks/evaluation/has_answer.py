@@ -141,9 +141,9 @@ def prepare_answers(answers: Sequence[str], mode: str,
                     on_invalid_regex: InvalidRegexPolicy = "no_match") -> tuple:
     """One question's answers in the form ``mode`` compares (duplicates dropped, order kept).
 
-    String modes: ``(keys, joined)``, ``joined`` the answers' padded token strings and ``keys``
-    one token per answer (its longest) that a passage must contain for that answer to match,
-    or ``None`` when some answer has no token (then every passage with text matches).
+    String modes: ``(screens, joined)``, ``joined`` the answers' padded token strings and
+    ``screens`` one :func:`answer_screen` per answer; ``screens`` is ``None`` when some answer
+    has no token (then every passage with text matches).
     ``"title"``: lower-cased stripped prefixes. ``"regex"``: compiled patterns.
     """
     if isinstance(answers, str):
@@ -162,7 +162,39 @@ def prepare_answers(answers: Sequence[str], mode: str,
     joined = tuple(dict.fromkeys(_joined(tokens) for tokens in token_lists))
     if any(not tokens for tokens in token_lists):
         return None, joined
-    return tuple(dict.fromkeys(max(tokens, key=len) for tokens in token_lists)), joined
+    decomposed = mode.startswith("dpr-")
+    screens = (answer_screen(tokens, decomposed) for tokens in token_lists)
+    return tuple(dict.fromkeys(screens)), joined
+
+
+_ASCII_RUNS = regex.compile(r"[\x00-\x7f]+")
+
+
+def answer_screen(tokens: Sequence[str], decomposed: bool = False
+                  ) -> tuple[tuple[bytes, ...], tuple[str, ...]]:
+    """What a passage must contain for the answer with these (lower-cased) tokens to match.
+
+    ``(runs, others)``: ``runs`` the maximal ASCII runs of the tokens as UTF-8 bytes, longest
+    first, each a substring of the passage's raw UTF-8 bytes with ASCII lower-cased
+    (``text.encode().lower()``); ``others`` the tokens without any ASCII character, each a
+    substring of the lower-cased text the mode tokenises. Necessary, not sufficient.
+
+    ``decomposed`` (the DPR modes, which tokenise the NFD text): NFD turns a precomposed
+    character into an ASCII base letter + combining marks, so a run's last character is dropped
+    when a non-ASCII character follows it in the token; the runs then hold in the raw text.
+    Valid for passages without the code points of ``judge.SCREEN_BREAKERS``.
+    """
+    runs: set[bytes] = set()
+    for token in tokens:
+        for match in _ASCII_RUNS.finditer(token):
+            run = match.group()
+            if decomposed and match.end() < len(token):
+                run = run[:-1]
+            if run:
+                runs.add(run.encode())
+    others = {token for token in tokens if not _ASCII_RUNS.search(token)}
+    return (tuple(sorted(runs, key=len, reverse=True)),
+            tuple(sorted(others, key=len, reverse=True)))
 
 
 def contains_token_sequence(passage_tokens: Sequence[str], answer_tokens: Sequence[str]) -> bool:

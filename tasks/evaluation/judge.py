@@ -11,11 +11,11 @@ Work done, whatever the number of questions that retrieved a passage:
 - The ranks ``< result_ctxs`` of every question are judged; ranks beyond are judged only for
   questions without a hit among them (the reference script also stops at the first hit).
 - Work is passage-major: each distinct passage is fetched once, and in the string modes its
-  text is lower-cased once; a question is only tokenised against it when the lower-cased text
-  contains, as a substring, the longest token of one of its answers (a necessary condition:
-  every token of the text, lower-cased, is a substring of the lower-cased text, ``str.lower``
-  being context-free except for the capital sigma, whose passages skip this screen). A passage
-  that passes the screen for some question is tokenised once for all of them.
+  UTF-8 bytes are ASCII-lower-cased once (``text.encode().lower()``, far cheaper than
+  ``str.lower`` on non-ASCII text); a passage is only tokenised for a question when those bytes
+  contain every ASCII run of the tokens of one of its answers (tokens without ASCII are looked
+  up in ``text.lower()``): a necessary condition (:func:`~.has_answer.answer_screen`), so the
+  result is exact. A passage is tokenised at most once, for all the questions that need it.
 - Runs of at least :data:`PARALLEL_MIN_PAIRS` (question, passage) pairs are split by passage
   over worker processes (``fork``, Linux) when ``passages`` is a plain dict.
 """
@@ -31,20 +31,37 @@ from itertools import chain
 from tasks.evaluation.has_answer import (
     DEFAULT_MODE,
     STRING_MODES,
+    TITLE_TEXT_SEPARATORS,
     HasAnswerMode,
     InvalidRegexPolicy,
     check_mode,
     joined_tokens,
     nfd,
     prepare_answers,
-    string_source,
 )
 
 #: Runs with fewer (question, passage) pairs to judge are judged in this process.
-PARALLEL_MIN_PAIRS = 400_000
+PARALLEL_MIN_PAIRS = 100_000
 #: Most worker processes used when ``workers`` is ``None`` (automatic).
 MAX_AUTO_WORKERS = 8
-_SIGMA = "\u03a3"  # the only code point str.lower maps depending on its context
+#: Passages holding one of these are tokenised without the screen (index: DPR mode, with NFD).
+#: The only code points whose lower case holds ASCII (dotted capital I, Kelvin sign), the one
+#: ``str.lower`` maps depending on context (capital sigma) and, under NFD, the only ones that
+#: decompose to an ASCII character not followed by a combining mark (Greek question mark,
+#: Greek varia, Kelvin sign). ``tests/evaluation`` checks these lists over all of Unicode.
+SCREEN_BREAKERS = {False: ("\u0130", "\u212a", "\u03a3"),
+                   True: ("\u0130", "\u212a", "\u03a3", "\u037e", "\u1fef")}
+
+
+def _breaks_screen(text: str) -> bool:
+    # SCREEN_BREAKERS[False], as an or-chain of C-level scans (a generator costs more).
+    return "\u0130" in text or "\u212a" in text or "\u03a3" in text
+
+
+def _breaks_decomposed_screen(text: str) -> bool:
+    # SCREEN_BREAKERS[True].
+    return ("\u0130" in text or "\u212a" in text or "\u03a3" in text or "\u037e" in text
+            or "\u1fef" in text)
 
 
 @dataclass(frozen=True)
@@ -212,28 +229,53 @@ def _lookup(passages: Mapping, pid: Hashable) -> tuple[str | None, str | None]:
 
 
 def _judge_string(items, answers_of_slot, passages, mode) -> list[int]:
+    # string_source() inlined: this loop runs once per distinct passage of the run.
+    separator = TITLE_TEXT_SEPARATORS.get(mode)
+    normalise = mode.startswith("dpr-")
+    breaks_screen = _breaks_decomposed_screen if normalise else _breaks_screen
     hits: list[int] = []
     for pid, occ in items:
-        title, text = _lookup(passages, pid)
-        source = string_source(title, text, mode)
-        if source is None:
+        try:
+            title, text = passages[pid]
+        except KeyError:
+            raise KeyError(f"passage id {pid!r} is ranked for a question but not in passages") \
+                from None
+        if text is None:
             continue
-        lowered = source.lower()
-        screen = _SIGMA not in source
-        padded = None
+        if separator is not None:
+            text = (title or "") + separator + text
+        if text.isascii():
+            screen, source = True, text
+        else:
+            screen = not breaks_screen(text)
+            source = None if normalise else text  # the NFD text, made only when needed
+        folded = text.encode().lower() if screen else None  # ASCII lower-cased UTF-8
+        lowered = padded = None
         for slot in occ:
-            keys, joined = answers_of_slot[slot]
-            if keys is None:  # an answer without tokens: matches every passage
+            screens, joined = answers_of_slot[slot]
+            if screens is None:  # an answer without tokens: matches every passage
                 hits.append(slot)
                 continue
             if screen:
-                for key in keys:
-                    if key in lowered:
-                        break
+                for runs, others in screens:
+                    for run in runs:
+                        if run not in folded:
+                            break
+                    else:
+                        if not others:
+                            break  # this answer may occur: tokenise
+                        if lowered is None:
+                            source = source or nfd(text)
+                            lowered = source.lower()
+                        for token in others:
+                            if token not in lowered:
+                                break
+                        else:
+                            break
                 else:
                     continue
             if padded is None:
-                padded = joined_tokens(source)
+                padded = joined_tokens(source or nfd(text))
             for answer in joined:
                 if answer in padded:
                     hits.append(slot)

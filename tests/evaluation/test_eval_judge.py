@@ -2,11 +2,21 @@
 string-mode screen, worker processes, errors."""
 
 import random
+import sys
+import unicodedata
 
 import pytest
 
-from tasks.evaluation.has_answer import MODES, has_answer_matrix
-from tasks.evaluation.judge import Judgement, first_hits, judge_rows, judge_run
+from tasks.evaluation.has_answer import MODES, has_answer_matrix, passage_has_answer
+from tasks.evaluation.judge import (
+    SCREEN_BREAKERS,
+    Judgement,
+    _breaks_decomposed_screen,
+    _breaks_screen,
+    first_hits,
+    judge_rows,
+    judge_run,
+)
 from tasks.evaluation.topk import first_hit_ranks, topk_accuracy
 
 PASSAGES = {
@@ -77,7 +87,8 @@ def test_errors():
 def _random_run(seed, n_questions=300, n_passages=120):
     rng = random.Random(seed)
     words = ["Paris", "York", "new", "U.S.", "Z\u00fcrich", "Zu\u0308rich", "a", ",", "1990",
-             "ΑΣ", "the", "north", "İstanbul", "e\u0301", "\u00e9"]
+             "ΑΣ", "the", "north", "İstanbul", "e\u0301", "\u00e9", "Cr\u00e9teil", "\u212aelvin",
+             "kelvin", "a\u037e", "a;", "\u1fefx", "`x", "ΆΘΗΝΑ", "Α\u0301θηνα", "北京"]
     passages = {i: (" ".join(rng.choices(words, k=2)), " ".join(rng.choices(words, k=12)))
                 for i in range(n_passages)}
     ranked = {q: rng.choices(range(n_passages), k=rng.randint(0, 30)) for q in range(n_questions)}
@@ -90,6 +101,10 @@ def _random_run(seed, n_questions=300, n_passages=120):
 def test_judge_run_agrees_with_the_full_matrix_and_with_worker_processes(mode):
     ranked, answers, passages = _random_run(7)
     matrix = has_answer_matrix([answers[q] for q in ranked], list(ranked.values()), passages, mode)
+    # passage_has_answer tokenises every passage (no screen); it is checked against a
+    # transcription of the reference functions in test_eval_has_answer.py.
+    assert matrix == [[passage_has_answer(answers[q], passages[pid][1], passages[pid][0], mode)
+                       for pid in ids] for q, ids in ranked.items()]
     expected_firsts = first_hit_ranks(matrix)
     for result_ctxs in (None, 0, 3, 50):
         judged = judge_rows([answers[q] for q in ranked], list(ranked.values()), passages, mode,
@@ -101,3 +116,37 @@ def test_judge_run_agrees_with_the_full_matrix_and_with_worker_processes(mode):
     parallel = judge_run(ranked, answers, passages, mode, 5, workers=2)
     serial = judge_run(ranked, answers, passages, mode, 5, workers=1)
     assert parallel == serial
+
+
+def test_screen_breakers_are_complete_over_all_of_unicode():
+    lower_to_ascii, nfd_to_bare_ascii = set(), set()
+    for code in range(0x80, sys.maxunicode + 1):
+        char = chr(code)
+        if any(ord(c) < 128 for c in char.lower()):
+            lower_to_ascii.add(char)
+        decomposed = unicodedata.normalize("NFD", char)
+        if decomposed != char and any(
+            ord(c) < 128 and (i + 1 == len(decomposed) or ord(decomposed[i + 1]) < 128)
+            for i, c in enumerate(decomposed)
+        ):
+            nfd_to_bare_ascii.add(char)
+    assert lower_to_ascii <= set(SCREEN_BREAKERS[False])
+    assert lower_to_ascii | nfd_to_bare_ascii | {"\u03a3"} == set(SCREEN_BREAKERS[True])
+    for decomposed, breakers in SCREEN_BREAKERS.items():
+        check = _breaks_decomposed_screen if decomposed else _breaks_screen
+        assert all(check(f"ab{char}c") for char in breakers)
+        assert not check("ab\u00e9c\u03c3\u0131K;`")
+
+
+@pytest.mark.parametrize("mode", ["eq-string", "dpr-string"])
+def test_precomposed_and_decomposed_accents_pass_the_screen(mode):
+    passages = {"nfc": ("", "born in Cr\u00e9teil ."), "nfd": ("", "born in Cre\u0301teil ."),
+                "kelvin": ("", "\u212aelvin scale"), "greek": ("", "ΆΘΗΝΑ city")}
+    answers = {"q": ["Cr\u00e9teil"], "k": ["kelvin"], "g": ["Α\u0301θηνα"]}
+    ranked = {q: list(passages) for q in answers}
+    judged = judge_run(ranked, answers, passages, mode)
+    flags = {q: j.has_answer for q, j in judged.items()}
+    dpr = mode == "dpr-string"
+    assert flags["q"] == (dpr, True, False, False)
+    assert flags["k"] == (False, False, True, False)  # str.lower maps the Kelvin sign to k
+    assert flags["g"] == (False, False, False, dpr)
