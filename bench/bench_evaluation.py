@@ -189,8 +189,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="share of ctxs that hold one of the question's answers")
     parser.add_argument("--ks", default="1,5,20,100", help="k values of top-k accuracy")
     parser.add_argument("--mode", choices=sorted(OFFICIAL), default="eq-string")
-    parser.add_argument("--result-ctxs", type=int, default=100,
-                        help="has_answer flags kept per question (the result JSON's ctxs)")
+    parser.add_argument("--result-ctxs", type=int, default=20,
+                        help="has_answer flags kept per question (the result JSON's ctxs; "
+                        "default: retrieval.result_ctxs of params.yaml)")
     parser.add_argument("--workers", type=int, default=None,
                         help="processes of the parallel run (default: automatic)")
     parser.add_argument("--check-questions", type=int, default=200,
@@ -218,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         official = official_topk(results, k_values, OFFICIAL[args.mode])
         timings["official"].append(time.perf_counter() - t0)
-        for label, workers in (("1 process", 1), ("workers", args.workers)):
+        parallel = f"workers={args.workers or 'auto'}"
+        for label, workers in (("1 process", 1), (parallel, args.workers)):
             t0 = time.perf_counter()
             ours, judged = qastress_topk(results, k_values, args.mode, args.result_ctxs, workers)
             timings[label].append(time.perf_counter() - t0)

@@ -253,7 +253,7 @@ def has_answer_matrix(
 
     Every rank is judged; :func:`tasks.evaluation.judge.judge_run` judges only what is needed
     for top-k accuracy and the written result JSON. ``passages`` maps a passage id to
-    ``(title, text)`` and is indexed once per distinct id; a missing id raises ``KeyError``.
+    ``(title, text)``; a missing id raises ``KeyError``.
     """
     from tasks.evaluation.judge import judge_rows
 

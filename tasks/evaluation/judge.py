@@ -9,15 +9,18 @@ Matching semantics per mode: :mod:`tasks.evaluation.has_answer`.
 Work done, whatever the number of questions that retrieved a passage:
 
 - The ranks ``< result_ctxs`` of every question are judged; ranks beyond are judged only for
-  questions without a hit among them (the reference script also stops at the first hit).
-- Work is passage-major: each distinct passage is fetched once, and in the string modes its
-  UTF-8 bytes are ASCII-lower-cased once (``text.encode().lower()``, far cheaper than
-  ``str.lower`` on non-ASCII text); a passage is only tokenised for a question when those bytes
-  contain every ASCII run of the tokens of one of its answers (tokens without ASCII are looked
-  up in ``text.lower()``): a necessary condition (:func:`~.has_answer.answer_screen`), so the
-  result is exact. A passage is tokenised at most once, for all the questions that need it.
-- Runs of at least :data:`PARALLEL_MIN_PAIRS` (question, passage) pairs are split by passage
-  over worker processes (``fork``, Linux) when ``passages`` is a plain dict.
+  questions without a hit among them, in waves of doubling depth (10, 20, 40, ... ranks) that
+  stop at a question's first hit (the reference script stops at the first hit too).
+- String modes (:mod:`.string_judge`): question by question, the ranked passages' UTF-8 bytes
+  are ASCII-lower-cased at once (far cheaper than ``str.lower`` per passage) and searched for
+  each answer's ASCII runs; a passage is only tokenised when it holds every run of one answer
+  (a necessary condition, :func:`~.has_answer.answer_screen`, so the result stays exact), and
+  at most once per run (its padded token string is kept by passage id).
+- Title and regex modes: passage-major, each distinct passage fetched and prepared once.
+- Runs of at least :data:`PARALLEL_MIN_PAIRS` (question, passage) pairs are split over worker
+  processes (``fork``, Linux; the children inherit the run, only flags come back; string modes
+  by blocks of questions, so a passage may be tokenised once per worker) when ``passages`` is a
+  plain dict and at least :data:`MIN_AUTO_CPUS` CPUs are usable, or when ``workers`` asks.
 """
 
 from __future__ import annotations
@@ -31,39 +34,23 @@ from itertools import chain
 from tasks.evaluation.has_answer import (
     DEFAULT_MODE,
     STRING_MODES,
-    TITLE_TEXT_SEPARATORS,
     HasAnswerMode,
     InvalidRegexPolicy,
     check_mode,
-    joined_tokens,
     nfd,
     prepare_answers,
 )
+from tasks.evaluation.string_judge import lookup, string_flags
 
 #: Runs with fewer (question, passage) pairs to judge are judged in this process.
 PARALLEL_MIN_PAIRS = 100_000
+#: Ranks judged in the first wave beyond ``result_ctxs`` (each further wave doubles).
+FIRST_WAVE = 10
 #: Most worker processes used when ``workers`` is ``None`` (automatic).
 MAX_AUTO_WORKERS = 8
-#: Passages holding one of these are tokenised without the screen (index: DPR mode, with NFD).
-#: The only code points whose lower case holds ASCII (dotted capital I, Kelvin sign), the one
-#: ``str.lower`` maps depending on context (capital sigma) and, under NFD, the only ones that
-#: decompose to an ASCII character not followed by a combining mark (Greek question mark,
-#: Greek varia, Kelvin sign). ``tests/evaluation`` checks these lists over all of Unicode.
-SCREEN_BREAKERS = {False: ("\u0130", "\u212a", "\u03a3"),
-                   True: ("\u0130", "\u212a", "\u03a3", "\u037e", "\u1fef")}
-
-
-def _breaks_screen(text: str) -> bool:
-    # SCREEN_BREAKERS[False], as an or-chain of C-level scans (a generator costs more).
-    return "\u0130" in text or "\u212a" in text or "\u03a3" in text
-
-
-def _breaks_decomposed_screen(text: str) -> bool:
-    # SCREEN_BREAKERS[True].
-    return ("\u0130" in text or "\u212a" in text or "\u03a3" in text or "\u037e" in text
-            or "\u1fef" in text)
-
-
+#: Fewer usable CPUs than this: automatic means one process (on 2 shared cores, 2 workers
+#: measured slower than 1 in ``bench/bench_evaluation.py``).
+MIN_AUTO_CPUS = 4
 @dataclass(frozen=True)
 class Judgement:
     """One question's judgement.
@@ -91,7 +78,7 @@ def judge_run(
 
     ``ranked``: passage ids per question id, best first. ``answers``: the raw answer strings of
     every question id of ``ranked`` (a missing one is a ``KeyError``). ``passages``: passage id
-    -> ``(title, text)``, indexed once per distinct id that needs judging (a lazy store works
+    -> ``(title, text)``, indexed for the ranks that need judging (a lazy store works
     with ``workers=1``). ``result_ctxs``: how many leading flags to return per question
     (``None`` = all). ``workers``: processes (``None`` = automatic, see the module doc).
     """
@@ -140,15 +127,24 @@ def judge_rows(
     for row_flags in flags:
         at = row_flags.find(1)
         firsts.append(None if at < 0 else at)
-    # Phase 2: the rest of the ranking, only for questions without a hit so far.
+    # Phase 2: the rest of the ranking, only for questions without a hit so far, in waves of
+    # doubling depth so that a question stops soon after its first hit (as the script does).
+    starts = list(limits)
     pending = [q for q, first in enumerate(firsts) if first is None and len(rows[q]) > limits[q]]
-    if pending:
-        rest = _judge_ranges([prepared[q] for q in pending], [rows[q] for q in pending],
-                             [(limits[q], len(rows[q])) for q in pending], passages, mode,
-                             workers)
-        for q, row_flags in zip(pending, rest, strict=True):
+    depth = FIRST_WAVE
+    while pending:
+        spans = [(starts[q], min(len(rows[q]), starts[q] + depth)) for q in pending]
+        wave = _judge_ranges([prepared[q] for q in pending], [rows[q] for q in pending], spans,
+                             passages, mode, workers)
+        still = []
+        for q, (start, stop), row_flags in zip(pending, spans, wave, strict=True):
             at = row_flags.find(1)
-            firsts[q] = None if at < 0 else limits[q] + at
+            if at >= 0:
+                firsts[q] = start + at
+            elif stop < len(rows[q]):
+                starts[q] = stop
+                still.append(q)
+        pending, depth = still, 2 * depth
     return [Judgement(first, tuple(map(bool, row_flags)))
             for first, row_flags in zip(firsts, flags, strict=True)]
 
@@ -157,6 +153,13 @@ def _judge_ranges(prepared: Sequence, rows: Sequence[Sequence[Hashable]],
                   spans: Sequence[tuple[int, int]], passages: Mapping, mode: str,
                   workers: int | None) -> list[bytearray]:
     """Flags of ``rows[q][start:stop]`` for each question ``q`` (span ``(start, stop)``)."""
+    if mode in STRING_MODES:
+        n_pairs = sum(stop - start for start, stop in spans)
+        n_workers = min(_resolve_workers(workers, n_pairs, passages), len(rows))
+        if n_workers <= 1:
+            return string_flags(prepared, rows, spans, passages, mode)
+        return _fork_map(_string_chunk, (prepared, rows, spans, passages, mode), len(rows),
+                         n_workers)
     answers_of_slot: list = []
     bounds = [0]
     for answers, (start, stop) in zip(prepared, spans, strict=True):
@@ -188,105 +191,59 @@ def _resolve_workers(workers: int | None, n_pairs: int, passages: Mapping) -> in
     if n_pairs < PARALLEL_MIN_PAIRS or type(passages) is not dict:
         return 1
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(cpus or 1, MAX_AUTO_WORKERS))
+    return 1 if (cpus or 1) < MIN_AUTO_CPUS else min(cpus, MAX_AUTO_WORKERS)
 
 
-# Work of the forked workers (inherited, never pickled): (items, answers_of_slot, passages, mode).
+# Work of the forked workers (inherited, never pickled), set just before the pool starts.
 _FORK_STATE: tuple | None = None
 _CHUNKS_PER_WORKER = 4
 
 
-def _judge_chunk(args: tuple[int, int]) -> list[int]:
-    index, n_chunks = args
-    items, answers_of_slot, passages, mode = _FORK_STATE
-    return _judge_slots(items[index::n_chunks], answers_of_slot, passages, mode, 1)
+def _fork_map(function, state: tuple, n_items: int, workers: int) -> list:
+    """``function(state, index, n_chunks)`` over ``n_chunks`` interleaved chunks of ``n_items``
+    in forked worker processes; the results concatenated in chunk order."""
+    global _FORK_STATE
+    n_chunks = min(n_items, workers * _CHUNKS_PER_WORKER)
+    _FORK_STATE = (function, state)
+    try:
+        with multiprocessing.get_context("fork").Pool(min(workers, n_chunks)) as pool:
+            parts = pool.map(_run_chunk, [(i, n_chunks) for i in range(n_chunks)])
+    finally:
+        _FORK_STATE = None
+    return list(chain.from_iterable(parts))
+
+
+def _run_chunk(args: tuple[int, int]) -> list:
+    function, state = _FORK_STATE
+    return function(state, *args)
+
+
+def _string_chunk(state: tuple, index: int, n_chunks: int) -> list[bytearray]:
+    # Contiguous blocks of questions, so that the results concatenate in question order.
+    prepared, rows, spans, passages, mode = state
+    size = -(-len(rows) // n_chunks)
+    block = slice(index * size, (index + 1) * size)
+    return string_flags(prepared[block], rows[block], spans[block], passages, mode)
+
+
+def _slots_chunk(state: tuple, index: int, n_chunks: int) -> list[int]:
+    items, answers_of_slot, passages, mode = state
+    return _judge_other(items[index::n_chunks], answers_of_slot, passages, mode)
 
 
 def _judge_slots(items: Sequence[tuple[Hashable, list[int]]], answers_of_slot: Sequence,
                  passages: Mapping, mode: str, workers: int) -> list[int]:
     """The slots (of ``items``: ``(passage id, [slot, ...])``) whose passage has an answer."""
     if workers > 1 and len(items) > 1:
-        global _FORK_STATE
-        _FORK_STATE = (items, answers_of_slot, passages, mode)
-        n_chunks = min(len(items), workers * _CHUNKS_PER_WORKER)
-        try:
-            with multiprocessing.get_context("fork").Pool(min(workers, n_chunks)) as pool:
-                parts = pool.map(_judge_chunk, [(i, n_chunks) for i in range(n_chunks)])
-        finally:
-            _FORK_STATE = None
-        return list(chain.from_iterable(parts))
-    if mode in STRING_MODES:
-        return _judge_string(items, answers_of_slot, passages, mode)
+        return _fork_map(_slots_chunk, (items, answers_of_slot, passages, mode), len(items),
+                         workers)
     return _judge_other(items, answers_of_slot, passages, mode)
-
-
-def _lookup(passages: Mapping, pid: Hashable) -> tuple[str | None, str | None]:
-    try:
-        return passages[pid]
-    except KeyError:
-        raise KeyError(f"passage id {pid!r} is ranked for a question but not in passages") \
-            from None
-
-
-def _judge_string(items, answers_of_slot, passages, mode) -> list[int]:
-    # string_source() inlined: this loop runs once per distinct passage of the run.
-    separator = TITLE_TEXT_SEPARATORS.get(mode)
-    normalise = mode.startswith("dpr-")
-    breaks_screen = _breaks_decomposed_screen if normalise else _breaks_screen
-    hits: list[int] = []
-    for pid, occ in items:
-        try:
-            title, text = passages[pid]
-        except KeyError:
-            raise KeyError(f"passage id {pid!r} is ranked for a question but not in passages") \
-                from None
-        if text is None:
-            continue
-        if separator is not None:
-            text = (title or "") + separator + text
-        if text.isascii():
-            screen, source = True, text
-        else:
-            screen = not breaks_screen(text)
-            source = None if normalise else text  # the NFD text, made only when needed
-        folded = text.encode().lower() if screen else None  # ASCII lower-cased UTF-8
-        lowered = padded = None
-        for slot in occ:
-            screens, joined = answers_of_slot[slot]
-            if screens is None:  # an answer without tokens: matches every passage
-                hits.append(slot)
-                continue
-            if screen:
-                for runs, others in screens:
-                    for run in runs:
-                        if run not in folded:
-                            break
-                    else:
-                        if not others:
-                            break  # this answer may occur: tokenise
-                        if lowered is None:
-                            source = source or nfd(text)
-                            lowered = source.lower()
-                        for token in others:
-                            if token not in lowered:
-                                break
-                        else:
-                            break
-                else:
-                    continue
-            if padded is None:
-                padded = joined_tokens(source or nfd(text))
-            for answer in joined:
-                if answer in padded:
-                    hits.append(slot)
-                    break
-    return hits
 
 
 def _judge_other(items, answers_of_slot, passages, mode) -> list[int]:
     hits: list[int] = []
     for pid, occ in items:
-        title, text = _lookup(passages, pid)
+        title, text = lookup(passages, pid)
         if mode == "title":
             if title is None:
                 continue

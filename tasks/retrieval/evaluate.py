@@ -1,4 +1,5 @@
-"""Turn a retrieval run into DPR-style results and top-k accuracy per relation file."""
+"""Turn a retrieval run into DPR-style results and top-k accuracy per relation file (judged by
+:func:`tasks.evaluation.judge.judge_run`, one call for all relations)."""
 
 from __future__ import annotations
 

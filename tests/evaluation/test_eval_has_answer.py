@@ -13,6 +13,7 @@ from tasks.evaluation.has_answer import (
     check_mode,
     contains_token_sequence,
     has_answer_matrix,
+    joined_tokens,
     normalize_answers,
     passage_has_answer,
 )
@@ -287,20 +288,21 @@ def test_has_answer_matrix_errors():
     assert has_answer_matrix([], [], PASSAGES) == []
 
 
-def test_each_distinct_passage_is_fetched_once():
-    class CountingStore(dict):
-        def __init__(self, *a):
-            super().__init__(*a)
-            self.calls = 0
+def test_each_distinct_passage_is_tokenised_once(monkeypatch):
+    import tasks.evaluation.string_judge as string_judge
 
-        def __getitem__(self, key):
-            self.calls += 1
-            return super().__getitem__(key)
+    tokenised = []
 
-    store = CountingStore(PASSAGES)
+    def counting(source):
+        tokenised.append(source)
+        return joined_tokens(source)
+
+    monkeypatch.setattr(string_judge, "joined_tokens", counting)
     ranked = [["p1", "p2", "p3"], ["p3", "p1"], ["p1", "p1"]]
-    has_answer_matrix([["France"], ["York"], ["Paris"]], ranked, store)
-    assert store.calls == 3
+    got = has_answer_matrix([["France"], ["York"], ["Paris"]], ranked, PASSAGES, "eq-string")
+    assert got == [[True, False, False], [True, False], [True, True]]
+    # p2 never holds a screened answer token; p1 and p3 are tokenised once each.
+    assert sorted(tokenised) == sorted([PASSAGES["p1"][1], PASSAGES["p3"][1]])
 
 
 # --------------------------------------------------------------------------- randomized

@@ -8,15 +8,8 @@ import unicodedata
 import pytest
 
 from tasks.evaluation.has_answer import MODES, has_answer_matrix, passage_has_answer
-from tasks.evaluation.judge import (
-    SCREEN_BREAKERS,
-    Judgement,
-    _breaks_decomposed_screen,
-    _breaks_screen,
-    first_hits,
-    judge_rows,
-    judge_run,
-)
+from tasks.evaluation.judge import Judgement, first_hits, judge_rows, judge_run
+from tasks.evaluation.string_judge import SCREEN_BREAKERS
 from tasks.evaluation.topk import first_hit_ranks, topk_accuracy
 
 PASSAGES = {
@@ -60,6 +53,24 @@ def test_ranks_beyond_result_ctxs_are_only_judged_without_an_earlier_hit():
     judge_run({"q": ["p2", "p3", "p1"], "r": ["p3"]}, {"q": ["Paris"], "r": ["x"]}, store,
               result_ctxs=1)
     assert sorted(store.calls) == ["p1", "p2", "p3", "p3"]  # phase 1: p2, p3; phase 2: p3, p1
+
+
+def test_beyond_result_ctxs_waves_of_doubling_depth_stop_after_the_first_hit():
+    fetched = []
+
+    class Store(dict):
+        def __getitem__(self, key):
+            fetched.append(key)
+            return super().__getitem__(key)
+
+    store = Store({i: ("t", "the answer" if i == 12 else "nothing") for i in range(60)})
+    judged = judge_run({"q": list(range(60))}, {"q": ["answer"]}, store, result_ctxs=1)
+    assert judged["q"] == Judgement(12, (False,))
+    assert fetched == list(range(31))  # rank 0; wave 1: ranks 1-10; wave 2: ranks 11-30
+    fetched.clear()
+    assert judge_run({"q": list(range(60))}, {"q": ["absent"]}, store, result_ctxs=1)["q"] \
+        == Judgement(None, (False,))
+    assert fetched == list(range(60))
 
 
 def test_sigma_passages_skip_the_screen_and_still_match():
@@ -132,10 +143,6 @@ def test_screen_breakers_are_complete_over_all_of_unicode():
             nfd_to_bare_ascii.add(char)
     assert lower_to_ascii <= set(SCREEN_BREAKERS[False])
     assert lower_to_ascii | nfd_to_bare_ascii | {"\u03a3"} == set(SCREEN_BREAKERS[True])
-    for decomposed, breakers in SCREEN_BREAKERS.items():
-        check = _breaks_decomposed_screen if decomposed else _breaks_screen
-        assert all(check(f"ab{char}c") for char in breakers)
-        assert not check("ab\u00e9c\u03c3\u0131K;`")
 
 
 @pytest.mark.parametrize("mode", ["eq-string", "dpr-string"])
