@@ -96,12 +96,14 @@ def _candidates(screens: tuple, texts: Sequence[str | None], breakers: tuple[str
             continue
         longest, rest = runs[0], runs[1:]
         pos = folded.find(longest)
+        i = counted = 0  # passage index of byte offset ``counted``
         while pos >= 0:
             # The passage around pos: between the separators before and after it.
             start = folded.rfind(b"\x00", 0, pos) + 1
             end = folded.find(b"\x00", pos)
             end = len(folded) if end < 0 else end
-            i = folded.count(b"\x00", 0, start)
+            i += folded.count(b"\x00", counted, start)
+            counted = start
             if i not in found and all(folded.find(run, start, end) >= 0 for run in rest):
                 found.add(i)
             pos = folded.find(longest, end) if end < len(folded) else -1
