@@ -232,7 +232,10 @@ class RetrievalConfig(Section):
     result_ctxs: int | None = Field(
         20, ge=1, description="passages per question in the DPR result JSON (None = all); "
         "accuracy always uses the whole run")
-    has_answer_mode: Literal["string", "title_string", "title", "regex"] = "string"
+    has_answer_mode: str = Field(
+        "eq-string", description="answer matching of top-k accuracy: eq-string, "
+        "eq-string-title (EntityQuestions' utils/accuracy.py), dpr-string, dpr-string-title "
+        "(DPR's qa_validation), title, regex (tasks/evaluation/has_answer.py)")
     # Figure 1: accuracy per subject-frequency bucket (one-off bucket files of the relations).
     bucket_relations: tuple[str, ...] = Field(
         ("P19", "P36", "P106", "P159", "P170", "P800"),
@@ -263,6 +266,13 @@ class RetrievalConfig(Section):
             raise ValueError(f"retrievers {unknown} are not registered; known: {known} (add "
                              "one under retrieval.dense_retrievers or retrieval.hybrids)")
         return self
+
+    @field_validator("has_answer_mode")
+    @classmethod
+    def _check_has_answer_mode(cls, value: str) -> str:
+        from tasks.evaluation.has_answer import check_mode
+
+        return check_mode(value)
 
     @field_validator("bucket_relations")
     @classmethod

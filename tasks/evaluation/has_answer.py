@@ -1,47 +1,48 @@
-"""Answer matching of the DPR / EntityQuestions retrieval evaluation ("has_answer").
+"""Answer matching of the EntityQuestions / DPR retrieval evaluation ("has_answer"), per mode.
 
-Semantics follow the reference code exactly:
+Two reference conventions exist and differ on real data; each has its own mode names and is
+reproduced exactly (``tests/evaluation/`` holds the minimal cases):
 
-``"string"`` (DPR ``qa_validation.has_answer``, match_type ``string``; the default of the
+``"eq-string"`` (EntityQuestions ``utils/has_answer_fn.string_match``; the default of the
 EntityQuestions tables)
-    The passage text and every answer are Unicode-NFD-normalised and tokenised with the
-    ``SimpleTokenizer`` (:mod:`tasks.evaluation.tokenizer`), tokens lower-cased one by one. The
-    passage has the answer when one answer's token sequence occurs contiguously in the passage's
-    token sequence. An answer with no tokens at all (``""``, ``"  "``) matches every passage,
-    exactly as in the reference (its sliding window loop compares ``[] == []``).
+    Every answer is Unicode-NFD-normalised; the passage text is *not* normalised. Both are
+    tokenised with the DrQA ``SimpleTokenizer`` (:mod:`tasks.evaluation.tokenizer`), tokens
+    lower-cased one by one, and the passage has the answer when one answer's token sequence
+    occurs contiguously in the passage's. So the answer ``"é"`` (U+00E9) does *not* match a
+    passage holding ``"é"`` (U+00E9): the answer becomes ``e`` + U+0301, the passage keeps U+00E9.
 
-``"title_string"`` (DPR ``check_answer_from_meta(use_title=True)``)
-    As ``"string"`` over ``title + " . " + text``. Note the reference joins with ``" . "``, not
-    ``" "``: the ``.`` token means an answer never spans the end of the title and the start of
-    the text (``title="New"``, ``text="York"``, answer ``"New York"``: no match).
+``"eq-string-title"`` (EntityQuestions ``string_title_match``)
+    As ``"eq-string"`` over ``f"{title} {text}"``: an answer may span title and text
+    (answer ``"a b"``, title ``"a"``, text ``"b"``: match).
 
-``"title"`` (EntityQuestions ``utils/has_answer_fn.normalized_title``)
-    ``title.lower().strip().startswith(answer.lower().strip())``: a character prefix test, no NFD,
-    no tokenisation (``"Paris"`` matches the title ``"Parisian"``; ``""`` matches every title).
+``"dpr-string"`` (DPR ``dpr/data/qa_validation.has_answer``, match_type ``string``)
+    As ``"eq-string"``, but the passage text is NFD-normalised too (``_normalize``), so NFC and
+    NFD spellings match each other.
+
+``"dpr-string-title"`` (DPR ``check_answer_from_meta(use_title=True)``)
+    As ``"dpr-string"`` over ``title + " . " + text``: the ``.`` token means an answer never
+    spans title and text (answer ``"a b"``, title ``"a"``, text ``"b"``: no match).
+
+``"title"`` (EntityQuestions ``normalized_title``)
+    ``title.lower().strip().startswith(answer.lower().strip())`` for some answer: a character
+    prefix test, no NFD, no tokenisation (``"Paris"`` matches the title ``"Parisian"``).
 
 ``"regex"`` (DPR ``has_answer``, match_type ``regex``)
     Each answer is NFD-normalised and compiled with the ``regex`` module and the flags
     ``IGNORECASE + UNICODE + MULTILINE``; the passage has the answer when the pattern is found
-    (``search``) anywhere in the NFD-normalised passage text. DPR silently treats a pattern that
-    does not compile as "no match"; that is the default here too
-    (``on_invalid_regex="no_match"``, a warning is logged once per pattern), and
-    ``on_invalid_regex="raise"`` raises a :class:`ValueError` naming the pattern instead.
+    anywhere in the NFD-normalised text. A pattern that does not compile matches nothing, as in
+    DPR (a warning is logged once per pattern); ``on_invalid_regex="raise"`` raises instead.
+    EntityQuestions' own regex mode cannot be reproduced: it raises ``TypeError`` on every
+    passage (``regex_match(text, answer)`` indexes the text string with ``'text'``).
 
-A passage whose text is ``None`` never has the answer (DPR's "no doc in db" branch).
+In every string mode an answer with no tokens (``""``, ``"  "``) matches every passage, as in
+both references (their sliding window compares ``[] == []``).
 
-``nfd_passage=False`` reproduces the EntityQuestions ``utils/has_answer_fn.string_match``
-variant, which NFD-normalises the answers but not the passage text (an NFC ``"Zürich"`` in a
-passage then does not match the answer ``"Zürich"``). DPR normalises both; that is the default.
+Deliberate deviations (the references crash there): a passage whose text is ``None`` never has
+an answer (DPR's "no doc in db" branch), a ``None`` title counts as ``""`` in the title + text
+modes and never matches in ``"title"`` mode.
 
-Implementation: every distinct passage id is looked up and tokenised once per
-:func:`has_answer_matrix` call, however many questions retrieved it, and every question's
-answers once. The token sequences are joined with single spaces and padded with a space on both
-sides (tokens never contain a space: separators are not tokens and ``str.lower`` never produces
-one), so "the answer's tokens occur contiguously" becomes a C-speed substring test of
-``" a1 a2 "`` in ``" p1 p2 ... pn "``. Before it, a set test skips passages that lack, for
-every answer of the question, that answer's longest token (a necessary condition for a match).
-Memory stays proportional to the number of (question, rank) pairs, not to the passage texts:
-passages are processed one distinct id at a time.
+Batch judging of whole runs (each passage tokenised at most once per run): :mod:`.judge`.
 """
 
 from __future__ import annotations
@@ -49,7 +50,6 @@ from __future__ import annotations
 import logging
 import unicodedata
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from itertools import chain, pairwise
 from typing import Literal, get_args
 
 import regex
@@ -58,20 +58,43 @@ from tasks.evaluation.tokenizer import words
 
 logger = logging.getLogger(__name__)
 
-HasAnswerMode = Literal["string", "title_string", "title", "regex"]
+HasAnswerMode = Literal[
+    "eq-string", "eq-string-title", "dpr-string", "dpr-string-title", "title", "regex"
+]
 MODES: tuple[str, ...] = get_args(HasAnswerMode)
+#: The mode of the EntityQuestions tables (``retrieval.has_answer_mode`` in params.yaml).
+DEFAULT_MODE: HasAnswerMode = "eq-string"
+STRING_MODES = frozenset({"eq-string", "eq-string-title", "dpr-string", "dpr-string-title"})
+#: Mode names of earlier versions, rejected with a hint (each had one meaning only).
+RENAMED_MODES = {
+    "string": "'eq-string' (EntityQuestions) or 'dpr-string' (DPR; what 'string' used to do)",
+    "title_string": "'eq-string-title' (EntityQuestions, title + ' ' + text) or "
+    "'dpr-string-title' (DPR, title + ' . ' + text; what 'title_string' used to do)",
+}
 InvalidRegexPolicy = Literal["no_match", "raise"]
 
-#: How DPR joins title and text in the title + text mode.
-TITLE_TEXT_SEPARATOR = " . "
+#: How each title + text mode joins title and text.
+TITLE_TEXT_SEPARATORS = {"eq-string-title": " ", "dpr-string-title": " . "}
 #: Flags of DPR's ``regex_match``.
 REGEX_FLAGS = regex.IGNORECASE + regex.UNICODE + regex.MULTILINE
 
 _warned_patterns: set[str] = set()
 
 
+def check_mode(mode: str) -> str:
+    """``mode`` itself when it is a valid has_answer mode, else a :class:`ValueError`."""
+    if mode in MODES:
+        return mode
+    hint = ""
+    if mode in RENAMED_MODES:
+        hint = f" ({mode!r} was split in two: use {RENAMED_MODES[mode]})"
+    raise ValueError(
+        f"unknown has_answer mode {mode!r}{hint}; valid modes: {', '.join(MODES)}"
+    )
+
+
 def nfd(text: str) -> str:
-    """Unicode NFD normalisation (DPR's ``_normalize``)."""
+    """Unicode NFD normalisation (the references' ``normalize`` / ``_normalize``)."""
     return unicodedata.normalize("NFD", text)
 
 
@@ -80,35 +103,49 @@ def normalize_answers(answers: Iterable[str]) -> list[list[str]]:
     return [words(nfd(answer)) for answer in answers]
 
 
-def _check_mode(mode: str) -> None:
-    if mode not in MODES:
-        raise ValueError(f"unknown has_answer mode {mode!r}; expected one of {', '.join(MODES)}")
+def string_source(title: str | None, text: str | None, mode: str) -> str | None:
+    """The string a string mode tokenises for a passage; ``None`` when it has no text."""
+    if text is None:
+        return None
+    separator = TITLE_TEXT_SEPARATORS.get(mode)
+    if separator is not None:
+        text = (title or "") + separator + text
+    return nfd(text) if mode.startswith("dpr-") else text
 
 
 def _joined(tokens: Sequence[str]) -> str:
+    # Tokens never contain a space, so " a b " in " x a b y " <=> contiguous token match.
     # An answer without tokens matches everything: "" is a substring of every string.
     return f" {' '.join(tokens)} " if tokens else ""
 
 
+def joined_tokens(source: str) -> str:
+    """The lower-cased tokens of ``source`` joined and padded by spaces (see :func:`_joined`)."""
+    return f" {' '.join(words(source))} "
+
+
 def _compile_answer_regex(pattern: str, on_invalid_regex: InvalidRegexPolicy):
-    normalized = nfd(pattern)
     try:
-        return regex.compile(normalized, flags=REGEX_FLAGS)
+        return regex.compile(nfd(pattern), flags=REGEX_FLAGS)
     except Exception as err:  # DPR catches everything here and reports "no match"
         if on_invalid_regex == "raise":
             raise ValueError(f"invalid answer regex {pattern!r}: {err}") from err
         if pattern not in _warned_patterns:
             _warned_patterns.add(pattern)
-            logger.warning(
-                "answer regex %r does not compile (%s): it matches nothing", pattern, err
-            )
+            logger.warning("answer regex %r does not compile (%s): it matches nothing",
+                           pattern, err)
         return None
 
 
-def _prepare_answers(
-    answers: Sequence[str], mode: str, on_invalid_regex: InvalidRegexPolicy
-) -> tuple:
-    """Per-question answer form for ``mode``; duplicates dropped, order kept."""
+def prepare_answers(answers: Sequence[str], mode: str,
+                    on_invalid_regex: InvalidRegexPolicy = "no_match") -> tuple:
+    """One question's answers in the form ``mode`` compares (duplicates dropped, order kept).
+
+    String modes: ``(screens, joined)``, ``joined`` the answers' padded token strings and
+    ``screens`` one :func:`answer_screen` per answer; ``screens`` is ``None`` when some answer
+    has no token (then every passage with text matches).
+    ``"title"``: lower-cased stripped prefixes. ``"regex"``: compiled patterns.
+    """
     if isinstance(answers, str):
         raise TypeError("answers must be a sequence of strings, not a single string")
     if on_invalid_regex not in ("no_match", "raise"):
@@ -120,56 +157,48 @@ def _prepare_answers(
     if mode == "regex":
         compiled = (_compile_answer_regex(a, on_invalid_regex) for a in dict.fromkeys(answers))
         return tuple(p for p in compiled if p is not None)
-    return tuple(dict.fromkeys(_joined(tokens) for tokens in normalize_answers(answers)))
+    check_mode(mode)
+    token_lists = normalize_answers(dict.fromkeys(answers))
+    joined = tuple(dict.fromkeys(_joined(tokens) for tokens in token_lists))
+    if any(not tokens for tokens in token_lists):
+        return None, joined
+    decomposed = mode.startswith("dpr-")
+    screens = (answer_screen(tokens, decomposed) for tokens in token_lists)
+    return tuple(dict.fromkeys(screens)), joined
 
 
-def _passage_form(title: str | None, text: str | None, mode: str, nfd_passage: bool):
-    """The passage as the mode compares it; ``None`` when it can never have an answer."""
-    if mode == "title":
-        return None if title is None else title.lower().strip()
-    if text is None:
-        return None
-    if mode == "regex":
-        return nfd(text)
-    return f" {' '.join(_passage_tokens(title, text, mode, nfd_passage))} "
+_ASCII_RUNS = regex.compile(r"[\x00-\x7f]+")
 
 
-def _passage_tokens(title: str | None, text: str, mode: str, nfd_passage: bool) -> list[str]:
-    """Lower-cased tokens of the passage in the string modes."""
-    if mode == "title_string":
-        text = (title or "") + TITLE_TEXT_SEPARATOR + text
-    if nfd_passage:
-        text = nfd(text)
-    return words(text)
+def answer_screen(tokens: Sequence[str], decomposed: bool = False
+                  ) -> tuple[tuple[bytes, ...], tuple[str, ...]]:
+    """What a passage must contain for the answer with these (lower-cased) tokens to match.
 
+    ``(runs, others)``: ``runs`` the maximal ASCII runs of the tokens as UTF-8 bytes, longest
+    first, each a substring of the passage's raw UTF-8 bytes with ASCII lower-cased
+    (``text.encode().lower()``); ``others`` the tokens without any ASCII character, each a
+    substring of the lower-cased text the mode tokenises. Necessary, not sufficient.
 
-def _prefilter_keys(joined_answers: tuple[str, ...]) -> frozenset[str] | None:
-    """One token per answer (its longest) that a passage must contain for that answer to match.
-
-    ``None`` when some answer has no token (it matches everything, so nothing can be skipped).
+    ``decomposed`` (the DPR modes, which tokenise the NFD text): NFD turns a precomposed
+    character into an ASCII base letter + combining marks, so a run's last character is dropped
+    when a non-ASCII character follows it in the token; the runs then hold in the raw text.
+    Valid for passages without the code points of ``judge.SCREEN_BREAKERS``.
     """
-    keys = set()
-    for joined in joined_answers:
-        if not joined:
-            return None
-        keys.add(max(joined.split(), key=len))
-    return frozenset(keys)
-
-
-def _matches(prepared: tuple, form: str, mode: str) -> bool:
-    if mode == "title":
-        return form.startswith(prepared)  # False for an empty tuple
-    if mode == "regex":
-        return any(pattern.search(form) is not None for pattern in prepared)
-    return any(answer in form for answer in prepared)
+    runs: set[bytes] = set()
+    for token in tokens:
+        for match in _ASCII_RUNS.finditer(token):
+            run = match.group()
+            if decomposed and match.end() < len(token):
+                run = run[:-1]
+            if run:
+                runs.add(run.encode())
+    others = {token for token in tokens if not _ASCII_RUNS.search(token)}
+    return (tuple(sorted(runs, key=len, reverse=True)),
+            tuple(sorted(others, key=len, reverse=True)))
 
 
 def contains_token_sequence(passage_tokens: Sequence[str], answer_tokens: Sequence[str]) -> bool:
-    """Whether ``answer_tokens`` occurs contiguously in ``passage_tokens`` (empty: True).
-
-    Candidate starts are found with ``list.index`` on the first answer token, so only positions
-    where the first token matches are compared in full.
-    """
+    """Whether ``answer_tokens`` occurs contiguously in ``passage_tokens`` (empty: True)."""
     n = len(answer_tokens)
     if n == 0:
         return True
@@ -193,97 +222,46 @@ def passage_has_answer(
     answers: Sequence[str],
     passage_text: str | None,
     title: str | None = "",
-    mode: HasAnswerMode = "string",
+    mode: HasAnswerMode = DEFAULT_MODE,
     *,
-    nfd_passage: bool = True,
     on_invalid_regex: InvalidRegexPolicy = "no_match",
 ) -> bool:
     """Whether one passage has any of ``answers`` (raw answer strings) under ``mode``."""
-    _check_mode(mode)
-    prepared = _prepare_answers(answers, mode, on_invalid_regex)
-    form = _passage_form(title, passage_text, mode, nfd_passage)
-    return form is not None and _matches(prepared, form, mode)
+    check_mode(mode)
+    prepared = prepare_answers(answers, mode, on_invalid_regex)
+    if mode == "title":
+        return title is not None and title.lower().strip().startswith(prepared)
+    if passage_text is None:
+        return False
+    if mode == "regex":
+        text = nfd(passage_text)
+        return any(pattern.search(text) is not None for pattern in prepared)
+    padded = joined_tokens(string_source(title, passage_text, mode))
+    return any(answer in padded for answer in prepared[1])
 
 
 def has_answer_matrix(
     answers_per_question: Sequence[Sequence[str]],
     ranked_passage_ids: Sequence[Sequence[Hashable]],
     passages: Mapping[Hashable, tuple[str | None, str | None]],
-    mode: HasAnswerMode = "string",
+    mode: HasAnswerMode = DEFAULT_MODE,
     *,
-    nfd_passage: bool = True,
     on_invalid_regex: InvalidRegexPolicy = "no_match",
+    workers: int | None = 1,
 ) -> list[list[bool]]:
     """``result[q][r]``: whether the passage at rank ``r`` for question ``q`` has an answer.
 
-    ``passages`` maps a passage id to ``(title, text)``; it is only indexed (``passages[pid]``)
-    once per distinct id, so a lazy store works. A missing id raises :class:`KeyError`.
+    Every rank is judged; :func:`tasks.evaluation.judge.judge_run` judges only what is needed
+    for top-k accuracy and the written result JSON. ``passages`` maps a passage id to
+    ``(title, text)``; a missing id raises ``KeyError``.
     """
-    _check_mode(mode)
+    from tasks.evaluation.judge import judge_rows
+
     if len(answers_per_question) != len(ranked_passage_ids):
         raise ValueError(
             f"{len(answers_per_question)} answer lists but {len(ranked_passage_ids)} ranked "
             "passage lists: expected one of each per question"
         )
-    prepared = [_prepare_answers(a, mode, on_invalid_regex) for a in answers_per_question]
-
-    string_mode = mode in ("string", "title_string")
-    if string_mode:
-        # A passage is only substring-searched for a question when it contains one of the
-        # question's prefilter keys (a necessary condition, checked as a C-level set test).
-        prepared = [(_prefilter_keys(joined), joined) for joined in prepared]
-
-    # Flatten (question, rank) pairs; slot f belongs to the question whose prepared answers
-    # are answers_of_slot[f] (a shared reference, 8 bytes a slot).
-    answers_of_slot: list = []
-    bounds = [0]
-    for question, ids in enumerate(ranked_passage_ids):
-        answers_of_slot.extend([prepared[question]] * len(ids))
-        bounds.append(len(answers_of_slot))
-    hit = bytearray(len(answers_of_slot))
-
-    # passage id -> [slot, ...]: each distinct passage is then fetched and tokenised once.
-    occurrences: dict[Hashable, list[int]] = {}
-    get = occurrences.get
-    for slot, pid in enumerate(chain.from_iterable(ranked_passage_ids)):
-        occ = get(pid)
-        if occ is None:
-            occurrences[pid] = [slot]
-        else:
-            occ.append(slot)
-
-    for pid, occ in occurrences.items():
-        try:
-            title, text = passages[pid]
-        except KeyError:
-            raise KeyError(
-                f"passage id {pid!r} is ranked for a question but not in passages"
-            ) from None
-        if string_mode:
-            if text is None:
-                continue
-            tokens = _passage_tokens(title, text, mode, nfd_passage)
-            vocabulary = set(tokens)
-            contains = f" {' '.join(tokens)} ".__contains__
-            for slot in occ:
-                keys, joined = answers_of_slot[slot]
-                if keys is not None and keys.isdisjoint(vocabulary):
-                    continue
-                if any(map(contains, joined)):
-                    hit[slot] = 1
-            continue
-        form = _passage_form(title, text, mode, nfd_passage)
-        if form is None:
-            continue
-        if mode == "title":
-            startswith = form.startswith
-            for slot in occ:
-                if startswith(answers_of_slot[slot]):
-                    hit[slot] = 1
-        else:  # regex
-            for slot in occ:
-                for pattern in answers_of_slot[slot]:
-                    if pattern.search(form) is not None:
-                        hit[slot] = 1
-                        break
-    return [list(map(bool, hit[a:b])) for a, b in pairwise(bounds)]
+    judged = judge_rows(answers_per_question, ranked_passage_ids, passages, mode,
+                        result_ctxs=None, on_invalid_regex=on_invalid_regex, workers=workers)
+    return [list(j.has_answer) for j in judged]

@@ -1,4 +1,5 @@
-"""Turn a retrieval run into DPR-style results and top-k accuracy per relation file."""
+"""Turn a retrieval run into DPR-style results and top-k accuracy per relation file (judged by
+:func:`tasks.evaluation.judge.judge_run`, one call for all relations)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tasks.evaluation.has_answer import HasAnswerMode, has_answer_matrix
-from tasks.evaluation.topk import first_hit_ranks, macro_average, topk_accuracy
+from tasks.evaluation.has_answer import DEFAULT_MODE, HasAnswerMode, check_mode
+from tasks.evaluation.judge import judge_run
+from tasks.evaluation.topk import macro_average, topk_accuracy
 from tasks.io.entityquestions import EQQuestion
 from tasks.io.errors import SkipCounter
 from tasks.io.passages import iter_passages
@@ -42,7 +44,11 @@ def passages_by_id(passages_tsv: Path, wanted: Iterable[str]) -> dict[str, tuple
 
 @dataclass
 class RelationEvaluation:
-    """Evaluation of one relation file: ranked hits and the accuracy at each k."""
+    """Evaluation of one relation file: ranked hits and the accuracy at each k.
+
+    ``has_answer[q]`` holds the flags of the first ``result_ctxs`` passages of question ``q``
+    (all of them when ``result_ctxs`` was ``None``); ``first_hits[q]`` is over the whole run.
+    """
 
     relation: str
     questions: list[EQQuestion]
@@ -54,16 +60,29 @@ class RelationEvaluation:
 
 def evaluate_relations(run: Run, questions: Mapping[str, list[EQQuestion]],
                        passages: Mapping[str, tuple[str, str]], ks: Sequence[int],
-                       mode: HasAnswerMode = "string") -> dict[str, RelationEvaluation]:
-    """Score every relation file's questions against the run (qids from :func:`question_id`)."""
+                       mode: HasAnswerMode = DEFAULT_MODE, result_ctxs: int | None = None,
+                       workers: int | None = None) -> dict[str, RelationEvaluation]:
+    """Score every relation file's questions against the run (qids from :func:`question_id`).
+
+    All relations are judged in one :func:`~tasks.evaluation.judge.judge_run` call, so a
+    passage retrieved for questions of several relations is tokenised once.
+    """
+    check_mode(mode)
+    ranked: dict[tuple[str, int], list[tuple[str, float]]] = {}
+    answers: dict[tuple[str, int], list[str]] = {}
+    for relation, items in questions.items():
+        for i, question in enumerate(items):
+            ranked[relation, i] = list(run.get(question_id(relation, i), ()))
+            answers[relation, i] = question.answers
+    judged = judge_run({key: [pid for pid, _ in hits] for key, hits in ranked.items()}, answers,
+                       passages, mode, result_ctxs, workers=workers)
     evaluations: dict[str, RelationEvaluation] = {}
     for relation, items in questions.items():
-        ranked = [list(run.get(question_id(relation, i), ())) for i in range(len(items))]
-        matrix = has_answer_matrix([q.answers for q in items],
-                                   [[pid for pid, _ in hits] for hits in ranked], passages, mode)
-        firsts = first_hit_ranks(matrix)
-        evaluations[relation] = RelationEvaluation(relation, list(items), ranked, matrix, firsts,
-                                                   topk_accuracy(firsts, ks))
+        keys = [(relation, i) for i in range(len(items))]
+        firsts = [judged[key].first_hit for key in keys]
+        evaluations[relation] = RelationEvaluation(
+            relation, list(items), [ranked[key] for key in keys],
+            [list(judged[key].has_answer) for key in keys], firsts, topk_accuracy(firsts, ks))
     return evaluations
 
 
