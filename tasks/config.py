@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tasks import API_STARTUP_TIMEOUT_S
+from tasks.answer_modes import check_mode
 from tasks.model_names import model_slug
 from tasks.paraphraser_config import ParaphraserConfig
 from tasks.relation_templates import load_templates
@@ -270,8 +271,6 @@ class RetrievalConfig(Section):
     @field_validator("has_answer_mode")
     @classmethod
     def _check_has_answer_mode(cls, value: str) -> str:
-        from tasks.evaluation.has_answer import check_mode
-
         return check_mode(value)
 
     @field_validator("bucket_relations")

@@ -50,27 +50,23 @@ from __future__ import annotations
 import logging
 import unicodedata
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Literal, get_args
+from typing import Literal
 
 import regex
 
+# The mode names live in the config layer; re-exported here beside the matching they name.
+from tasks.answer_modes import (  # noqa: F401
+    DEFAULT_MODE,
+    MODES,
+    RENAMED_MODES,
+    STRING_MODES,
+    HasAnswerMode,
+    check_mode,
+)
 from tasks.evaluation.tokenizer import words
 
 logger = logging.getLogger(__name__)
 
-HasAnswerMode = Literal[
-    "eq-string", "eq-string-title", "dpr-string", "dpr-string-title", "title", "regex"
-]
-MODES: tuple[str, ...] = get_args(HasAnswerMode)
-#: The mode of the EntityQuestions tables (``retrieval.has_answer_mode`` in params.yaml).
-DEFAULT_MODE: HasAnswerMode = "eq-string"
-STRING_MODES = frozenset({"eq-string", "eq-string-title", "dpr-string", "dpr-string-title"})
-#: Mode names of earlier versions, rejected with a hint (each had one meaning only).
-RENAMED_MODES = {
-    "string": "'eq-string' (EntityQuestions) or 'dpr-string' (DPR; what 'string' used to do)",
-    "title_string": "'eq-string-title' (EntityQuestions, title + ' ' + text) or "
-    "'dpr-string-title' (DPR, title + ' . ' + text; what 'title_string' used to do)",
-}
 InvalidRegexPolicy = Literal["no_match", "raise"]
 
 #: How each title + text mode joins title and text.
@@ -79,18 +75,6 @@ TITLE_TEXT_SEPARATORS = {"eq-string-title": " ", "dpr-string-title": " . "}
 REGEX_FLAGS = regex.IGNORECASE + regex.UNICODE + regex.MULTILINE
 
 _warned_patterns: set[str] = set()
-
-
-def check_mode(mode: str) -> str:
-    """``mode`` itself when it is a valid has_answer mode, else a :class:`ValueError`."""
-    if mode in MODES:
-        return mode
-    hint = ""
-    if mode in RENAMED_MODES:
-        hint = f" ({mode!r} was split in two: use {RENAMED_MODES[mode]})"
-    raise ValueError(
-        f"unknown has_answer mode {mode!r}{hint}; valid modes: {', '.join(MODES)}"
-    )
 
 
 def nfd(text: str) -> str:

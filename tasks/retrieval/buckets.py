@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tasks.evaluation.has_answer import HasAnswerMode
+from tasks.evaluation.has_answer import DEFAULT_MODE, HasAnswerMode
 from tasks.io.atomic import write_json
 from tasks.io.trec import read_trec_run
 from tasks.orchestration import artifact_task
@@ -53,12 +53,12 @@ def hyperlink_ranges(questions_table: Path | None) -> dict[str, list[int]]:
 
 
 def bucket_accuracy(runs: Mapping[str, Run], query_set: QuerySet, passages: Passages,
-                    ks: Sequence[int], mode: HasAnswerMode = "string") -> dict[str, dict]:
+                    ks: Sequence[int], mode: HasAnswerMode = DEFAULT_MODE) -> dict[str, dict]:
     """``{group key: {"questions": n, retriever: {"top<k>": percent} | None}}``."""
     groups = query_set.groups
     out: dict[str, dict] = {key: {"questions": len(items)} for key, items in groups.items()}
     for name, run in runs.items():
-        evaluations = evaluate(run, query_set, passages, ks, mode)
+        evaluations = evaluate(run, query_set, passages, ks, mode, result_ctxs=0)
         for key in groups:
             accuracy = evaluations[key].accuracy if key in evaluations else None
             out[key][name] = (None if accuracy is None else
@@ -95,7 +95,7 @@ def bucket_metrics(accuracy: Mapping[str, dict], sets: Sequence[str], relations:
 
 
 def evaluate_buckets(run_paths: dict[str, Path], queries: Path, passages: Path,
-                     metrics_path: Path, ks: Sequence[int], mode: HasAnswerMode = "string",
+                     metrics_path: Path, ks: Sequence[int], mode: HasAnswerMode = DEFAULT_MODE,
                      bucket_order: str = "ascending",
                      questions_table: Path | None = None) -> dict:
     """Top-k accuracy of every retriever's bucket run per set, relation and bucket (JSON).

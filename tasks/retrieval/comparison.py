@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tasks.evaluation.has_answer import HasAnswerMode
+from tasks.evaluation.has_answer import DEFAULT_MODE, HasAnswerMode
 from tasks.evaluation.topk import bootstrap_difference, hits_at_k
 from tasks.io.atomic import write_json
 from tasks.io.trec import read_trec_run
@@ -29,7 +29,7 @@ from tasks.retrieval.query_sets import QuerySet, read_query_set
 
 
 def question_hits(run: Mapping, query_set: QuerySet, passages: Passages, k: int,
-                  mode: HasAnswerMode = "string") -> list[int]:
+                  mode: HasAnswerMode = DEFAULT_MODE) -> list[int]:
     """0/1 per question (group order, then file order): an answer in the top ``k``."""
     return [hit for firsts in first_hits(run, query_set, passages, k, mode).values()
             for hit in hits_at_k(firsts, k)]
@@ -38,7 +38,7 @@ def question_hits(run: Mapping, query_set: QuerySet, passages: Passages, k: int,
 def compare_retrievers(run_paths: dict[str, Path], metrics_paths: dict[str, Path],
                        queries: Path, passages: Path, comparison_path: Path,
                        report_path: Path, ks: Sequence[int], k: int = 20,
-                       mode: HasAnswerMode = "string", n_bootstrap: int = 1000,
+                       mode: HasAnswerMode = DEFAULT_MODE, n_bootstrap: int = 1000,
                        seed: int = 0, confidence: float = 0.95,
                        title: str = "EntityQuestions: BM25 vs dense vs hybrid retrieval") -> dict:
     """Top-``k`` accuracy per retriever and, for each pair, the difference with a paired

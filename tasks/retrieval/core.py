@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from tasks.evaluation.has_answer import HasAnswerMode
+from tasks.evaluation.has_answer import DEFAULT_MODE, HasAnswerMode
 from tasks.io.tables import read_table, write_table
 from tasks.io.trec import read_trec_run
 from tasks.orchestration import artifact_task
@@ -56,19 +56,24 @@ def load_passages(table_path: Path) -> dict[str, tuple[str, str]]:
 
 
 def evaluate(run: Run, query_set: QuerySet, passages: Passages, ks: Sequence[int],
-             mode: HasAnswerMode = "string") -> dict[str, RelationEvaluation]:
-    """Score a run on a query set: ``{group: evaluation}`` (ranked hits, ``has_answer`` of
-    each, first-hit ranks, accuracy at each k). Empty groups are left out (no accuracy)."""
+             mode: HasAnswerMode = DEFAULT_MODE,
+             result_ctxs: int | None = None) -> dict[str, RelationEvaluation]:
+    """Score a run on a query set: ``{group: evaluation}`` (ranked hits, first-hit ranks over
+    the whole ranking, accuracy at each k, and ``has_answer`` of the first ``result_ctxs``
+    passages: all when ``None``). Empty groups are left out (no accuracy)."""
     groups = {key: list(items) for key, items in query_set.groups.items() if items}
-    return evaluate_relations(run, groups, passages, ks, mode) if groups else {}
+    if not groups:
+        return {}
+    return evaluate_relations(run, groups, passages, ks, mode, result_ctxs=result_ctxs)
 
 
 def first_hits(run: Run, query_set: QuerySet, passages: Passages, depth: int,
-               mode: HasAnswerMode = "string") -> dict[str, list[int | None]]:
+               mode: HasAnswerMode = DEFAULT_MODE) -> dict[str, list[int | None]]:
     """First-hit rank (``None``: none) of every question within the top ``depth``, by group."""
     truncated = {qid: list(hits)[:depth] for qid, hits in run.items()}
     return {key: e.first_hits
-            for key, e in evaluate(truncated, query_set, passages, [depth], mode).items()}
+            for key, e in evaluate(truncated, query_set, passages, [depth], mode,
+                                   result_ctxs=0).items()}
 
 
 def passage_lookup(passages: Path, runs: Iterable[Run]) -> dict[str, tuple[str, str]]:

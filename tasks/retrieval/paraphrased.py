@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tasks.evaluation.has_answer import HasAnswerMode
+from tasks.evaluation.has_answer import DEFAULT_MODE, HasAnswerMode
 from tasks.evaluation.topk import bootstrap_difference, hits_at_k, topk_accuracy
 from tasks.io.atomic import write_json, write_text
 from tasks.io.passages import Passage, iter_passages, write_passages
@@ -103,7 +103,7 @@ def paraphrase_collection(set_files: SetFiles, collection_tsv: Path) -> Path:
 
 
 def evaluate_paraphrased(runs: Mapping[str, Run], query_set: QuerySet, passages: Passages,
-                         ks: Sequence[int], k: int = 20, mode: HasAnswerMode = "string",
+                         ks: Sequence[int], k: int = 20, mode: HasAnswerMode = DEFAULT_MODE,
                          n_bootstrap: int = 1000, seed: int = 0,
                          confidence: float = 0.95) -> dict:
     """Top-k accuracy (percent) of orig and para questions per set and retriever, and the
@@ -111,7 +111,7 @@ def evaluate_paraphrased(runs: Mapping[str, Run], query_set: QuerySet, passages:
     bootstrap CI over positions. Both variants are judged by the orig question's answers
     (as :func:`~tasks.retrieval.query_sets.paraphrased_query_set` gives them)."""
     ks = list(dict.fromkeys([*ks, k]))
-    evaluations = {name: evaluate(run, query_set, passages, ks, mode)
+    evaluations = {name: evaluate(run, query_set, passages, ks, mode, result_ctxs=0)
                    for name, run in runs.items()}
     sets: dict[str, dict] = {}
     for set_name in query_set.meta["sets"]:
@@ -168,7 +168,7 @@ def paraphrased_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
 
 def evaluate_paraphrased_runs(run_paths: Mapping[str, Path], queries: Path,
                               collection_tsv: Path, metrics_path: Path, report_path: Path,
-                              ks: Sequence[int], k: int = 20, mode: HasAnswerMode = "string",
+                              ks: Sequence[int], k: int = 20, mode: HasAnswerMode = DEFAULT_MODE,
                               n_bootstrap: int = 1000, seed: int = 0,
                               confidence: float = 0.95) -> dict:
     """:func:`evaluate_paraphrased` of TREC runs on a query-set file -> metrics JSON, Markdown,

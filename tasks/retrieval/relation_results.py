@@ -14,7 +14,7 @@ from pathlib import Path
 
 from prefect import task
 
-from tasks.evaluation.has_answer import HasAnswerMode
+from tasks.evaluation.has_answer import DEFAULT_MODE, HasAnswerMode
 from tasks.io.atomic import write_json
 from tasks.io.dpr import RetrievalResult, RetrievedCtx, write_retrieval_results
 from tasks.io.trec import read_trec_run
@@ -27,7 +27,7 @@ from tasks.retrieval.query_sets import read_query_set
 
 def evaluate_run(run_path: Path, queries: Path, passages: Path, results_dir: Path,
                  metrics_path: Path, retriever: str, ks: Sequence[int],
-                 mode: HasAnswerMode = "string", result_ctxs: int | None = None) -> dict:
+                 mode: HasAnswerMode = DEFAULT_MODE, result_ctxs: int | None = None) -> dict:
     """DPR-style result JSON per group (relation file) and top-k accuracy metrics (JSON,
     percent) of a run on a query set (a file of
     :func:`~tasks.retrieval.query_sets.write_query_set`).
@@ -39,7 +39,8 @@ def evaluate_run(run_path: Path, queries: Path, passages: Path, results_dir: Pat
     """
     run = read_trec_run(run_path)
     texts = passage_lookup(passages, [run])
-    evaluations = evaluate(run, read_query_set(queries), texts, ks, mode)
+    evaluations = evaluate(run, read_query_set(queries), texts, ks, mode,
+                           result_ctxs=result_ctxs)
     for relation, evaluation in evaluations.items():
         write_retrieval_results(results_dir / f"{relation}.{retriever}.json",
                                 _results(evaluation, texts, result_ctxs))

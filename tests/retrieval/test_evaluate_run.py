@@ -23,9 +23,9 @@ def test_result_json_is_capped_but_accuracy_uses_the_whole_run(tmp_path):
                          "P19:000001": [("3", 2.0), ("1", 1.0)]}, tag="t")
     queries = write_query_set(eq_split(tmp_path / "dataset"), tmp_path / "test.json")
     full = evaluate_run(run, queries, passages, tmp_path / "full", tmp_path / "f.json",
-                        "bm25", [1, 2], result_ctxs=None)
+                        "bm25", [1, 2], mode="dpr-string", result_ctxs=None)
     capped = evaluate_run(run, queries, passages, tmp_path / "cap",
-                          tmp_path / "c.json", "bm25", [1, 2], result_ctxs=1)
+                          tmp_path / "c.json", "bm25", [1, 2], mode="dpr-string", result_ctxs=1)
     assert full["per_relation"] == capped["per_relation"] == {"P19": {"top1": 50.0,
                                                                        "top2": 100.0}}
     full_json = read_retrieval_results(tmp_path / "full" / "P19.bm25.json")
