@@ -12,6 +12,9 @@ from typing import Annotated, Any
 
 import typer
 
+from flows.cli_checks import check_scores, dag_app
+from tasks.pipeline.stages import flows_by_command
+
 app = typer.Typer(
     help="qastress: stress-test QA systems. EntityQuestions retrieval (BM25 vs dense) and "
          "paraphrased-question robustness, as one Prefect + DVC pipeline. Runs offline on the "
@@ -27,17 +30,11 @@ server_app = typer.Typer(
          "orchestration.server.host (127.0.0.1) and keeps its database under paths.state/prefect.",
     no_args_is_help=True)
 app.add_typer(server_app, name="server")
+app.add_typer(dag_app, name="dag")
+app.command("check-scores")(check_scores)
 
-FLOWS = {
-    "study": ("flows.study", "study"),
-    "demo-world": ("flows.demo_world", "demo_world"),
-    "bm25-index": ("flows.bm25_index", "bm25_index"),
-    "entity-questions": ("flows.entity_questions", "entity_questions"),
-    "retrieval": ("flows.retrieval", "retrieval"),
-    "paraphrase": ("flows.paraphrase", "paraphrase"),
-    "paraphrased-retrieval": ("flows.paraphrased_retrieval", "paraphrased_retrieval"),
-    "report": ("flows.report", "report"),
-}
+#: ``qastress stage`` names -> (module, flow): the study, then the stages of the registry.
+FLOWS = flows_by_command()
 
 ProfileOpt = Annotated[str | None, typer.Option(
     "--profile", "-p", help="smoke (seconds), demo (default main job) or real (fetched data); "
