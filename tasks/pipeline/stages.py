@@ -126,6 +126,7 @@ STAGES: tuple[Stage, ...] = (
         deps=(f"{_RAW}/trex", f"{_RAW}/wikidata", f"{_RAW}/hyperlinks", f"{_RAW}/nq",
               f"{_RAW}/wikipedia", "${paths.data}/indexes/bm25"),
         outs=("${paths.data}/entityquestions", *_reports("entityquestions_summary.md")),
+        metrics=_metrics("entity_questions"),
         in_report=True,
     ),
     Stage(
