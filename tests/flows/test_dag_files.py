@@ -26,7 +26,7 @@ def test_dvc_yaml_has_one_stage_per_registry_entry_with_code_deps():
     dvc = yaml.safe_load(render_dvc(ROOT))
     assert list(dvc["stages"]) == [s.name for s in STAGES]
     retrieval = dvc["stages"]["retrieval"]
-    assert retrieval["cmd"] == "qastress stage retrieval"
+    assert retrieval["cmd"] == "python -m flows.cli stage retrieval"
     assert {"flows/retrieval.py", "tasks/retrieval/fusion.py", "tasks/evaluation/topk.py",
             "${paths.data}/indexes/bm25"} <= set(retrieval["deps"])
     assert {"${paths.metrics}/retrieval_bm25.json": {"cache": False}} in retrieval["metrics"]
