@@ -30,8 +30,6 @@ server_app = typer.Typer(
          "orchestration.server.host (127.0.0.1) and keeps its database under paths.state/prefect.",
     no_args_is_help=True)
 app.add_typer(server_app, name="server")
-app.add_typer(dag_app, name="dag")
-app.command("check-scores")(check_scores)
 
 #: ``qastress stage`` names -> (module, flow): the study, then the stages of the registry.
 FLOWS = flows_by_command()
@@ -249,6 +247,10 @@ def serve(profile: ProfileOpt = None, params: ParamsOpt = None) -> None:
 
     with temporary_settings(updates={PREFECT_API_URL: api_url}):
         prefect_serve(*served_deployments(profile, params))
+
+
+app.command("check-scores")(check_scores)
+app.add_typer(dag_app, name="dag")
 
 
 def main_for(name: str) -> None:
