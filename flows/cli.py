@@ -12,6 +12,9 @@ from typing import Annotated, Any
 
 import typer
 
+from flows.cli_checks import check_scores, dag_app
+from tasks.pipeline.stages import flows_by_command
+
 app = typer.Typer(
     help="qastress: stress-test QA systems. EntityQuestions retrieval (BM25 vs dense) and "
          "paraphrased-question robustness, as one Prefect + DVC pipeline. Runs offline on the "
@@ -28,16 +31,8 @@ server_app = typer.Typer(
     no_args_is_help=True)
 app.add_typer(server_app, name="server")
 
-FLOWS = {
-    "study": ("flows.study", "study"),
-    "demo-world": ("flows.demo_world", "demo_world"),
-    "bm25-index": ("flows.bm25_index", "bm25_index"),
-    "entity-questions": ("flows.entity_questions", "entity_questions"),
-    "retrieval": ("flows.retrieval", "retrieval"),
-    "paraphrase": ("flows.paraphrase", "paraphrase"),
-    "paraphrased-retrieval": ("flows.paraphrased_retrieval", "paraphrased_retrieval"),
-    "report": ("flows.report", "report"),
-}
+#: ``qastress stage`` names -> (module, flow): the study, then the stages of the registry.
+FLOWS = flows_by_command()
 
 ProfileOpt = Annotated[str | None, typer.Option(
     "--profile", "-p", help="smoke (seconds), demo (default main job) or real (fetched data); "
@@ -257,6 +252,10 @@ def serve(profile: ProfileOpt = None, params: ParamsOpt = None) -> None:
 
     with temporary_settings(updates={PREFECT_API_URL: api_url}):
         prefect_serve(*served_deployments(profile, params))
+
+
+app.command("check-scores")(check_scores)
+app.add_typer(dag_app, name="dag")
 
 
 def main_for(name: str) -> None:

@@ -10,7 +10,8 @@
 6. No-overlap train/dev sets: subjects sharing no token with any test subject (§4.1); the same
    sets rendered with the "similar" templates (P19, P159, P170).
 7. Write the official layout and a Parquet table of every question; DPR retriever-training JSON
-   for the train/dev files; a summary (Markdown + Prefect table artifact).
+   for the train/dev files; a summary (Markdown + Prefect table artifact) and its numbers
+   (``metrics/entity_questions.json``: counts, the linker's precision/recall).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from tasks.questions.buckets import bucket_facts_task
 from tasks.questions.dpr_training import dpr_training_task
 from tasks.questions.facts import collect_facts_task
 from tasks.questions.linking import link_nq_task
+from tasks.questions.metrics import write_eq_metrics_task
 from tasks.questions.overlap import no_overlap_task
 from tasks.questions.relations import select_relations_task
 from tasks.questions.splits import split_facts_task
@@ -106,6 +108,8 @@ def construct(params: Params, plain: bool = False) -> dict[str, int]:
     table = step(summary_task)(
         work / "relations.json", fact_stats, bucket_info, linking, counts, layout.eq_summary,
         cfg.bucket_order)
+    step(write_eq_metrics_task)(work / "relations.json", fact_stats, linking, counts,
+                                layout.eq_metrics)
     publish_table_artifact("entityquestions-summary", table["header"], table["rows"],
                            "EntityQuestions construction: questions per relation and set")
     tests = {relation: entry["test"] for relation, entry in counts.items()}

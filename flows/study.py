@@ -1,27 +1,29 @@
 """The whole study (the main job): every flow of the DAG in order, on one configuration.
 
-demo world (when ``sources.world`` is ``demo``) -> BM25 index of the passages ->
-EntityQuestions -> retrieval (BM25, dense, hybrid) -> paraphrased SQuAD test sets ->
-retrieval on original vs paraphrased questions -> the HTML report of all of it.
-Retriever fine-tuning and the readers' EM/F1 join here as they land.
+The flows and their order are those of the stage registry (:data:`tasks.pipeline.stages.STAGES`,
+which ``dvc.yaml`` is generated from): demo world (when ``sources.world`` is ``demo``) -> BM25
+index of the passages -> EntityQuestions -> retrieval (BM25, dense, hybrid) -> paraphrased
+SQuAD test sets -> retrieval on original vs paraphrased questions -> the HTML report of all of
+it. A stage added to the registry runs here too.
 """
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from typing import Any
 
 from prefect import flow
 
 from flows._params import resolve
-from flows.bm25_index import bm25_index
-from flows.demo_world import demo_world
-from flows.entity_questions import entity_questions
-from flows.paraphrase import paraphrase
-from flows.paraphrased_retrieval import paraphrased_retrieval
-from flows.report import report
-from flows.retrieval import retrieval
 from tasks.config import Params
 from tasks.layout import Layout
+from tasks.pipeline.stages import STAGES, Stage
+
+
+def stage_flow(stage: Stage) -> Any:
+    """The Prefect flow object of a registry stage."""
+    return getattr(importlib.import_module(stage.module), stage.attribute)
 
 
 @flow(name="study", log_prints=True)
@@ -30,14 +32,9 @@ def study(params: Params | None = None, profile: str | None = None,
     """Run the study end to end and return where its outputs are."""
     params = resolve(params, profile, params_file)
     layout = Layout(params)
-    if params.sources.world == "demo":
-        demo_world(params=params)
-    bm25_index(params=params)
-    entity_questions(params=params)
-    retrieval(params=params)
-    paraphrase(params=params)
-    paraphrased_retrieval(params=params)
-    report(params=params)
+    for stage in STAGES:
+        if stage.when(params):
+            stage_flow(stage)(params=params)
     outputs = {
         "questions": str(layout.eq_dataset),
         "EQ summary": str(layout.eq_summary),

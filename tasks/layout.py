@@ -90,6 +90,11 @@ class Layout:
         """Markdown summary of the EntityQuestions construction."""
         return self.params.paths.reports / "entityquestions_summary.md"
 
+    @property
+    def eq_metrics(self) -> Path:
+        """The construction's counts and the linker's scores (for ``dvc metrics show``)."""
+        return self.params.paths.metrics / "entity_questions.json"
+
     def dense_index(self, model_name: str | None = None) -> Path:
         """The FAISS index of the passages for one encoder (default: ``retrieval.dense``)."""
         name = model_name or self.params.retrieval.dense.model_name

@@ -43,6 +43,9 @@ LAYERS: dict[str, int] = {
     "tasks.server": 10,
     "tasks.fetch": 10,
     "tasks.fetch_sources": 10,
+    "tasks.temporary_api": 10,
+    "tasks.pipeline": 10,  # the stage registry: names, paths and params only
+    "tasks.scores": 10,
     # models: networks and their training; they read config and io, never tasks' domain
     "models": 20,
     # domain, in the order the packages use each other

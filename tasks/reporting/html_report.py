@@ -28,6 +28,7 @@ from tasks.config import Params
 from tasks.io.atomic import write_text
 from tasks.layout import Layout
 from tasks.orchestration import artifact_task
+from tasks.pipeline.stages import reported_flows
 from tasks.reporting.html_page import (
     Bullets,
     Heading,
@@ -59,13 +60,9 @@ TITLE = "qastress: stress-testing QA retrievers"
 RENDERER = (Path(__file__), Path(__file__).with_name("html_page.py"),
             Path(__file__).with_name("html_sections.py"))
 
-#: Flows that write what the report reads, in pipeline order: (flow, CLI stage).
-FLOWS = (
-    ("entity-questions", "qastress stage entity-questions"),
-    ("retrieval", "qastress stage retrieval"),
-    ("paraphrase", "qastress stage paraphrase"),
-    ("paraphrased-retrieval", "qastress stage paraphrased-retrieval"),
-)
+#: Flows that write what the report reads, in pipeline order: (flow, CLI stage); from the
+#: stage registry (``in_report``).
+FLOWS = reported_flows()
 
 
 # --- what the report reads ----------------------------------------------------------------

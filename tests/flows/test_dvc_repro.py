@@ -100,3 +100,21 @@ def test_exp_run_sweeps_a_parameter(dvc_project, reproduced):
     assert comparison["k"] == 5
     shown = _run(["dvc", "exp", "show", "--json"], dvc_project)
     assert '"headline_k": 5' in shown, shown[-2000:]  # the experiment records its parameter
+
+
+def test_editing_a_module_reruns_exactly_the_stages_that_import_it(dvc_project, reproduced):
+    """Code deps come from the flows' imports: a module only the paraphrased-retrieval flow
+    imports makes that stage stale and no other; the demo world's package data its stage."""
+    cases = {"tasks/retrieval/paraphrased.py": {"paraphrased_retrieval"},
+             "tasks/demo/data/prose.json": {"demo_world", "paraphrase"}}
+    for name, stages in cases.items():
+        path = dvc_project / name
+        before = path.read_bytes()
+        try:
+            path.write_bytes(before + b"\n")
+            status = json.loads(_run(["dvc", "status", "--json"], dvc_project))
+            stale = {stage for stage, changes in status.items()
+                     if any(name in str(change) for change in changes)}
+            assert stale == stages, status
+        finally:
+            path.write_bytes(before)

@@ -7,6 +7,7 @@ Prefect's cache (every cached task in state ``Cached``), checked through the Pre
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from prefect_runs import settled_task_states, task_states
@@ -108,3 +109,28 @@ def test_second_run_is_served_from_cache(two_runs):
     assert not not_cached, not_cached
     first_states = task_states(first.state_details.flow_run_id)
     assert all("Cached" not in s for name, s in first_states.items()), first_states
+
+
+def test_smoke_scores_equal_the_expected_ones(two_runs, smoke_params):
+    """Every number of the smoke run's metrics/*.json against tasks/scores/expected/smoke.yaml:
+    a change needs `qastress check-scores --profile smoke --update` (a deliberate update)."""
+    from tasks.scores.compare import compare, passed, render_findings
+    from tasks.scores.expected import expected_path, load_expected
+    from tasks.scores.metrics import read_metrics
+
+    findings = compare(load_expected(expected_path("smoke")),
+                       read_metrics(smoke_params.paths.metrics))
+    assert passed(findings), render_findings(findings)
+    assert sum(f.status == "equal" for f in findings) > 100
+
+
+def test_every_registry_output_exists_after_the_study(two_runs, smoke_params):
+    """The registry (hence dvc.yaml) names the paths the flows really write."""
+    from tasks.pipeline.stages import STAGES
+
+    paths = {f"${{paths.{name}}}": str(getattr(smoke_params.paths, name))
+             for name in ("data", "results", "metrics", "plots", "reports")}
+    for stage in STAGES:
+        for declared in (*stage.outs, *stage.metrics, *stage.plots):
+            head, _, rest = declared.partition("/")
+            assert (Path(paths[head]) / rest).exists(), (stage.name, declared)

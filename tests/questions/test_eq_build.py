@@ -154,6 +154,19 @@ def test_summary_lists_every_relation_and_the_linker_scores(built):
     assert "precision 100.0%" in text and "bucket7" in text
 
 
+def test_metrics_json_holds_the_counts_and_the_linker_scores(built):
+    params, tests, _ = built
+    metrics = json.loads(Layout(params).eq_metrics.read_text())
+    assert metrics["relations"]["selected"] == len(RELATIONS) == len(metrics["questions"])
+    assert {r: c["test"] for r, c in metrics["questions"].items()} == tests
+    assert metrics["totals"]["test"] == sum(tests.values())
+    assert metrics["totals"]["rand_ent"] == sum(sum(c["rand_ent"])
+                                                for c in metrics["questions"].values())
+    scores = metrics["linking"]["scores"]
+    assert scores["precision"] == 100.0 and scores["questions"] == metrics["linking"]["questions"]
+    assert "/" not in json.dumps(metrics)  # counts and scores only: no paths
+
+
 def test_same_seed_gives_byte_identical_files_and_another_seed_does_not(built, eq_world,
                                                                         tmp_path):
     params, _, _ = built

@@ -1,0 +1,112 @@
+"""``qastress dag write|check`` and ``qastress check-scores``: the generated DAG files and the
+expected scores, both checked against their single source.
+
+Imported by :mod:`flows.cli`; heavy libraries are imported inside the commands.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+dag_app = typer.Typer(
+    help="dvc.yaml and prefect.yaml, generated from the stage registry "
+         "(tasks/pipeline/stages.py): write them, or check that the committed ones are current.",
+    no_args_is_help=True)
+
+RootOpt = Annotated[Path, typer.Option(
+    help="The repository root holding dvc.yaml, prefect.yaml and the sources.")]
+
+
+@dag_app.command("write")
+def dag_write(root: RootOpt = PROJECT_ROOT) -> None:
+    """Regenerate dvc.yaml and prefect.yaml from the registry (after adding a stage, or
+    changing what a flow imports)."""
+    from tasks.pipeline.dag_files import DAG_FILES, write_dag_files
+
+    changed = write_dag_files(root)
+    for name in DAG_FILES:
+        typer.echo(f"{name}: {'written' if name in changed else 'unchanged'}")
+
+
+@dag_app.command("check")
+def dag_check(root: RootOpt = PROJECT_ROOT) -> None:
+    """Exit 1 (and print the difference) when dvc.yaml or prefect.yaml differ from the registry."""
+    from tasks.pipeline.dag_files import DAG_FILES, stale_dag_files
+
+    stale = stale_dag_files(root)
+    for name in DAG_FILES:
+        typer.echo(f"{name}: {'STALE' if name in stale else 'current'}")
+    if stale:
+        for diff in stale.values():
+            typer.echo(diff, err=True)
+        typer.secho("run `qastress dag write` and commit the result", fg="red", err=True)
+        raise typer.Exit(1)
+
+
+def check_scores(
+    profile: Annotated[str | None, typer.Option(
+        "--profile", "-p", help="Whose expected scores (smoke | demo | real); default: "
+        "$QASTRESS_PROFILE, then params.yaml's `profile`.")] = None,
+    params: Annotated[Path | None, typer.Option(
+        "--params", help="The params file (default: $QASTRESS_PARAMS or ./params.yaml).")] = None,
+    metrics: Annotated[Path | None, typer.Option(
+        help="The metrics directory (default: the profile's paths.metrics).")] = None,
+    expected: Annotated[Path | None, typer.Option(
+        help="The expected-scores file (default: tasks/scores/expected/<profile>.yaml).")] = None,
+    update: Annotated[bool, typer.Option(
+        "--update", help="Write the expected file from the metrics (a deliberate change of "
+        "the expected numbers; tolerances and ignored keys are kept).")] = False,
+    show_all: Annotated[bool, typer.Option(
+        "--all", help="List every number, not only those that are not equal.")] = False,
+) -> None:
+    """Compare metrics/*.json with the profile's expected scores: each number is equal, within
+    tolerance or regressed (either way); missing and new numbers are listed. Exit 1 unless all
+    are equal or within tolerance."""
+    from tasks.config import ParamsError, load_params
+    from tasks.scores.compare import compare, passed, render_findings
+    from tasks.scores.expected import (
+        ExpectedScoresError,
+        expected_path,
+        load_expected,
+        updated_expected,
+        write_expected,
+    )
+    from tasks.scores.metrics import MetricsError, read_metrics
+
+    try:
+        resolved = load_params(params, profile=profile)
+    except ParamsError as exc:
+        typer.secho(f"invalid parameters: {exc}", fg="red", err=True)
+        raise typer.Exit(2) from None
+    path = expected or expected_path(resolved.profile)
+    metrics_dir = metrics or resolved.paths.metrics
+    try:
+        actual = read_metrics(metrics_dir)
+        previous = load_expected(path) if path.is_file() else None
+    except (MetricsError, ExpectedScoresError) as exc:
+        typer.secho(str(exc), fg="red", err=True)
+        raise typer.Exit(2) from None
+    if update:
+        if previous is not None:
+            typer.echo(render_findings(compare(previous, actual), show_all=show_all))
+        write_expected(path, updated_expected(actual, resolved.profile, previous))
+        typer.echo(f"updated {path} from {metrics_dir} ({len(actual)} numbers)")
+        return
+    if previous is None:
+        typer.secho(f"{path}: no expected scores for profile {resolved.profile!r}; after a "
+                    f"{resolved.profile} run, create them with `qastress check-scores --profile "
+                    f"{resolved.profile} --update`", fg="red", err=True)
+        raise typer.Exit(2)
+    findings = compare(previous, actual)
+    typer.echo(f"{metrics_dir} vs {path}")
+    typer.echo(render_findings(findings, show_all=show_all))
+    if not passed(findings):
+        typer.secho("scores differ from the expected ones: fix the regression, or update the "
+                    f"file deliberately with `qastress check-scores --profile {resolved.profile} "
+                    "--update`", fg="red", err=True)
+        raise typer.Exit(1)

@@ -1,0 +1,208 @@
+"""The stage registry: every box of the study's DAG, declared once, in pipeline order.
+
+A :class:`Stage` names its Prefect flow, the ``params.yaml`` sections it reads, the data it
+reads and writes (paths in DVC's ``${paths.*}`` templating over params.yaml's base ``paths``),
+its metrics and plots. From this list come ``dvc.yaml`` and ``prefect.yaml``
+(``qastress dag write``), the ``qastress stage`` commands, the order in which
+:func:`flows.study.study` runs the flows, and the flows listed by the HTML report. A stage's
+code dependencies are not declared here: they are the project files its flow module imports,
+transitively (:func:`tasks.pipeline.code_deps.code_deps`).
+
+Adding a stage = one :class:`Stage` entry in :data:`STAGES` (where it runs in the study) +
+``qastress dag write``.
+
+Outputs under ``${paths.reports}``, ``${paths.plots}`` and ``${paths.metrics}`` are small
+human-readable files: DVC tracks them with ``cache: false`` (kept in git, not in the DVC cache).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tasks.config import Params
+
+#: ``params`` value of a stage that reads every parameter (DVC: ``params.yaml:``).
+ALL_PARAMS = ("params.yaml:",)
+#: Output prefixes that DVC keeps out of its cache (``cache: false``).
+UNCACHED_PREFIXES = ("${paths.reports}/", "${paths.plots}/", "${paths.metrics}/")
+#: The flow of flows (``qastress run``): every stage below, in order.
+STUDY_FLOW = "flows.study:study"
+#: ``prefect.yaml`` deployments of the study: deployment (= profile) name -> description.
+STUDY_DEPLOYMENTS = {"demo": "The whole study (main job) on the demo profile.",
+                     "smoke": "The whole study on the seconds-scale smoke profile."}
+
+
+def _always(params: Params) -> bool:
+    return True
+
+
+def _demo_world_only(params: Params) -> bool:
+    return params.sources.world == "demo"
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One box of the DAG: a Prefect flow run as one DVC stage."""
+
+    name: str
+    """DVC stage name (``snake_case``); ``qastress stage`` takes it with dashes."""
+    flow: str
+    """``module:attribute`` of the Prefect flow."""
+    description: str
+    """One line, for the deployment in ``prefect.yaml`` and the comment in ``dvc.yaml``."""
+    params: tuple[str, ...]
+    """Keys of params.yaml the stage reads (sections or dotted keys); :data:`ALL_PARAMS` = all."""
+    deps: tuple[str, ...] = ()
+    """Data it reads (code dependencies are derived, not listed)."""
+    outs: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+    plots: tuple[str, ...] = ()
+    in_report: bool = False
+    """Whether the HTML report has a section of this stage's outputs."""
+    when: Callable[[Params], bool] = _always
+    """Whether the study runs the stage for a configuration."""
+
+    @property
+    def command(self) -> str:
+        """The ``qastress stage`` name (dashes)."""
+        return self.name.replace("_", "-")
+
+    @property
+    def module(self) -> str:
+        """The flow's module (``flows.retrieval``)."""
+        return self.flow.partition(":")[0]
+
+    @property
+    def attribute(self) -> str:
+        """The flow object's name in its module."""
+        return self.flow.partition(":")[2]
+
+    @property
+    def entrypoint(self) -> str:
+        """Prefect's ``path/to/module.py:flow`` form."""
+        return f"{self.module.replace('.', '/')}.py:{self.attribute}"
+
+
+def _reports(*names: str) -> tuple[str, ...]:
+    return tuple(f"${{paths.reports}}/{name}" for name in names)
+
+
+def _metrics(*names: str) -> tuple[str, ...]:
+    return tuple(f"${{paths.metrics}}/{name}.json" for name in names)
+
+
+def _plots(*names: str) -> tuple[str, ...]:
+    return tuple(f"${{paths.plots}}/{name}" for name in names)
+
+
+_RAW = "${paths.data}/raw"
+_RETRIEVAL_METRICS = _metrics("retrieval_bm25", "retrieval_dense", "retrieval_hybrid",
+                              "retrieval_comparison", "retrieval_buckets")
+_FIGURES = _plots("retrieval_accuracy_vs_k.png", "retrieval_buckets.png")
+
+#: The study's DAG, in the order the study runs it.
+STAGES: tuple[Stage, ...] = (
+    Stage(
+        name="demo_world", flow="flows.demo_world:demo_world",
+        description="Write the synthetic demo world in the real formats.",
+        params=("profile", "profiles", "demo_world"),
+        outs=(_RAW,),
+        when=_demo_world_only,
+    ),
+    Stage(
+        name="bm25_index", flow="flows.bm25_index:bm25_index",
+        description="Lucene BM25 index of the passages (Pyserini).",
+        params=("profile", "profiles", "retrieval.bm25"),
+        deps=(f"{_RAW}/wikipedia",),
+        outs=("${paths.data}/indexes/collections", "${paths.data}/indexes/bm25"),
+    ),
+    Stage(
+        name="entity_questions", flow="flows.entity_questions:entity_questions",
+        description="EntityQuestions from the knowledge-base triples.",
+        params=("profile", "profiles", "sources", "entity_questions"),
+        deps=(f"{_RAW}/trex", f"{_RAW}/wikidata", f"{_RAW}/hyperlinks", f"{_RAW}/nq",
+              f"{_RAW}/wikipedia", "${paths.data}/indexes/bm25"),
+        outs=("${paths.data}/entityquestions", *_reports("entityquestions_summary.md")),
+        metrics=_metrics("entity_questions"),
+        in_report=True,
+    ),
+    Stage(
+        name="retrieval", flow="flows.retrieval:retrieval",
+        description="BM25, dense and hybrid retrieval with top-k accuracy.",
+        params=("profile", "profiles", "retrieval", "entity_questions.n_buckets",
+                "entity_questions.bucket_order"),
+        deps=(f"{_RAW}/wikipedia", "${paths.data}/indexes/bm25",
+              "${paths.data}/entityquestions/dataset",
+              "${paths.data}/entityquestions/questions.parquet"),
+        outs=("${paths.data}/indexes/dense", "${paths.results}/retrieval",
+              *_reports("retrieval_bm25_topk.md", "retrieval_dense_topk.md",
+                        "retrieval_hybrid_topk.md", "retrieval_comparison.md"),
+              *_FIGURES),
+        metrics=_RETRIEVAL_METRICS,
+        plots=_plots("retrieval_accuracy_vs_k.csv", "retrieval_buckets.csv"),
+        in_report=True,
+    ),
+    Stage(
+        name="paraphrase", flow="flows.paraphrase:paraphrase",
+        description="Paraphrased SQuAD test sets (PPDB suggestions, paraphraser, filter).",
+        params=("profile", "profiles", "sources", "demo_world", "paraphrase"),
+        deps=(f"{_RAW}/ppdb", f"{_RAW}/squad", f"{_RAW}/quora", f"{_RAW}/wikianswers"),
+        outs=("${paths.data}/paraphrase", "${paths.data}/paraphrasing-squad",
+              "${paths.results}/paraphrase", *_reports("paraphrase.md")),
+        metrics=_metrics("paraphrase"),
+        in_report=True,
+    ),
+    Stage(
+        name="paraphrased_retrieval",
+        flow="flows.paraphrased_retrieval:paraphrased_retrieval",
+        description="Retrieval on original vs paraphrased questions.",
+        params=("profile", "profiles", "retrieval"),
+        deps=("${paths.data}/paraphrasing-squad",),
+        outs=_reports("retrieval_paraphrased.md"),
+        metrics=_metrics("retrieval_paraphrased"),
+        in_report=True,
+    ),
+    Stage(
+        name="report", flow="flows.report:report",
+        description="The static HTML report of every flow that ran.",
+        params=ALL_PARAMS,
+        deps=(_RAW, *_reports("entityquestions_summary.md"), *_RETRIEVAL_METRICS, *_FIGURES,
+              *_reports("paraphrase.md"), *_metrics("paraphrase", "retrieval_paraphrased")),
+        outs=_reports("report.html"),
+    ),
+)
+
+#: Figures for ``dvc plots show`` (dvc.yaml's top-level ``plots``), paths as in params.yaml.
+DVC_PLOTS: tuple[dict[str, Any], ...] = (
+    {"EntityQuestions top-k retrieval accuracy (macro average, %)": {
+        "template": "linear", "x": "k",
+        "y": {"plots/retrieval_accuracy_vs_k.csv": ["bm25", "dense", "hybrid"]}}},
+    # Figure 1 data, long format (set, relation, bucket, retriever, accuracy): one point per
+    # row (scatter, since rows of several series share x); the PNG has one panel per relation.
+    {"EntityQuestions top-k accuracy per subject-frequency bucket (Figure 1, %)": {
+        "template": "scatter", "x": "bucket",
+        "y": {"plots/retrieval_buckets.csv": "accuracy"}}},
+)
+
+
+def stage(name: str) -> Stage:
+    """The stage called ``name`` (snake_case or the dashed command name)."""
+    for candidate in STAGES:
+        if name in (candidate.name, candidate.command):
+            return candidate
+    raise KeyError(f"unknown stage {name!r}; expected one of {[s.command for s in STAGES]}")
+
+
+def flows_by_command() -> dict[str, tuple[str, str]]:
+    """``qastress stage`` names -> (module, flow attribute); ``study`` first."""
+    module, _, attribute = STUDY_FLOW.partition(":")
+    return {"study": (module, attribute),
+            **{s.command: (s.module, s.attribute) for s in STAGES}}
+
+
+def reported_flows() -> tuple[tuple[str, str], ...]:
+    """(flow, command to run it) of the stages the HTML report has a section for, in order."""
+    return tuple((s.command, f"qastress stage {s.command}") for s in STAGES if s.in_report)

@@ -1,0 +1,59 @@
+"""The stage registry is consistent with the flows, the CLI and the report."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tasks.pipeline.stages import STAGES, flows_by_command, reported_flows, stage
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("entry", STAGES, ids=lambda s: s.name)
+def test_every_stage_names_a_flow_of_that_name(entry):
+    source = (ROOT / entry.entrypoint.partition(":")[0]).read_text(encoding="utf-8")
+    flows = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef):
+            for deco in node.decorator_list:
+                if isinstance(deco, ast.Call) and getattr(deco.func, "id", "") == "flow":
+                    names = {k.arg: k.value.value for k in deco.keywords}
+                    flows[node.name] = names.get("name")
+    assert flows.get(entry.attribute) == entry.command  # the Prefect flow name = the command
+
+
+def test_names_are_unique_and_outputs_have_one_producer():
+    assert len({s.name for s in STAGES}) == len(STAGES)
+    produced = [p for s in STAGES for p in (*s.outs, *s.metrics, *s.plots)]
+    assert len(produced) == len(set(produced))
+
+
+def test_every_input_is_produced_by_an_earlier_stage():
+    made: list[str] = []
+    for entry in STAGES:
+        for dep in entry.deps:
+            assert any(dep == out or dep.startswith(out + "/") for out in made), (entry.name, dep)
+        made += [*entry.outs, *entry.metrics, *entry.plots]
+
+
+def test_the_report_lists_the_stages_whose_outputs_it_reads():
+    report = stage("report")
+    producers = {s.command for s in STAGES for dep in report.deps
+                 if dep in (*s.outs, *s.metrics, *s.plots) and s is not report}
+    assert {flow for flow, _ in reported_flows()} == producers - {"demo-world"}
+    assert reported_flows()[0] == ("entity-questions", "qastress stage entity-questions")
+
+
+def test_cli_and_report_take_the_registry():
+    from flows.cli import FLOWS
+    from tasks.reporting.html_report import FLOWS as REPORT_FLOWS
+
+    assert list(FLOWS) == ["study", *[s.command for s in STAGES]]
+    assert flows_by_command() == FLOWS
+    assert reported_flows() == REPORT_FLOWS
+    assert stage("bm25-index") is stage("bm25_index")
+    with pytest.raises(KeyError, match="unknown stage"):
+        stage("nope")
