@@ -1,0 +1,122 @@
+"""Retriever training as plain functions (the flow wraps each in a cached task).
+
+Passages -> small BERT by masked-language modelling (when no ``init_model`` is given) -> DPR
+bi-encoder on DPR training JSON (NQ-style, or the EntityQuestions relations) -> saved encoders
++ a metrics JSON. :func:`trained_encoder` returns what the dense retriever needs to evaluate
+the trained pair (the hook for the retrieval core).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tasks.io.atomic import write_json
+from tasks.io.passages import iter_passages
+
+
+def passage_pairs(passages_tsv: Path, limit: int | None = None) -> list[tuple[str, str]]:
+    """``(title, text)`` of the first ``limit`` passages (all when None)."""
+    pairs: list[tuple[str, str]] = []
+    for passage in iter_passages(passages_tsv):
+        if limit is not None and len(pairs) >= limit:
+            break
+        pairs.append((passage.title, passage.text))
+    if not pairs:
+        raise ValueError(f"{passages_tsv}: no passages to pre-train on")
+    return pairs
+
+
+def pretrain_small_bert(passages_tsv: Path, out_dir: Path, config: Any) -> dict[str, Any]:
+    """Pre-train the small BERT of ``config`` (``models.mlm.MlmConfig``) on the passages;
+    save it (``BertForMaskedLM`` + tokenizer) to ``out_dir``; return step count and loss."""
+    from models.mlm import MlmConfig, pretrain_mlm
+    from tasks.retrieval.encoders import resolve_model_path
+
+    config = config if isinstance(config, MlmConfig) else MlmConfig.model_validate(config)
+    pairs = passage_pairs(Path(passages_tsv), config.max_passages)
+    state = pretrain_mlm(pairs, config, out_dir, resolve_model_path(config.tokenizer))
+    return _summary(state)
+
+
+def relation_training_files(dpr_dir: Path, relations: Sequence[str], split: str
+                            ) -> list[Path]:
+    """The EntityQuestions DPR training JSON of ``relations`` (``{dpr_dir}/{split}/{R}.{split}
+    .json``); a missing relation file or no relation at all is an error naming it."""
+    if not relations:
+        raise ValueError("no relations selected for retriever training (the relation set is "
+                         "empty)")
+    files = []
+    for relation in relations:
+        path = Path(dpr_dir) / split / f"{relation}.{split}.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"relation {relation}: no DPR training file {path} (run "
+                                    "the entity-questions flow with dpr_training: true)")
+        files.append(path)
+    return files
+
+
+def train_dpr(train_files: Sequence[Path], dev_files: Sequence[Path], init_model: Path | str,
+              out_dir: Path, checkpoint_dir: Path | str, config: Any,
+              max_train_questions: int | None = None) -> dict[str, Any]:
+    """Train the bi-encoder of ``config`` (``models.retriever.RetrieverTrainConfig``) from
+    ``init_model`` on ``train_files`` (validation loss on ``dev_files``), resuming from
+    ``checkpoint_dir``; save it to ``out_dir``; return the trainer state summary."""
+    from models.retriever import RetrieverTrainConfig, load_samples, train_retriever
+    from tasks.retrieval.encoders import resolve_model_path
+
+    config = (config if isinstance(config, RetrieverTrainConfig)
+              else RetrieverTrainConfig.model_validate(config))
+    train = load_samples(list(train_files), config.hard_negatives, config.other_negatives)
+    if max_train_questions is not None:
+        train = train[:max_train_questions]
+    val = (load_samples(list(dev_files), config.hard_negatives, config.other_negatives)
+           if dev_files else None)
+    init_dir = resolve_model_path(str(init_model))
+    state = train_retriever(train, init_dir, config, out_dir, Path(checkpoint_dir), val=val,
+                            extra_args={"train_files": [str(p) for p in train_files],
+                                        "dev_files": [str(p) for p in dev_files]})
+    return {**_summary(state), "train_questions": len(train),
+            "val_questions": len(val or [])}
+
+
+def trained_encoder(out_dir: Path, name: str | None = None) -> dict[str, Any]:
+    """The ``EncoderSpec`` (as a dict) of a trained retriever, and the ``retrieval.dense``
+    settings that select it: the hook for evaluating it with the dense retriever."""
+    from models.retriever import encoder_spec
+
+    spec = encoder_spec(out_dir, name=name)
+    dense = {"model": spec.question_model, "normalize": False, "max_length": spec.max_length}
+    if spec.kind == "shared":
+        dense["pooling"] = spec.pooling
+    else:
+        dense["ctx_model"] = spec.ctx_model
+    return {"spec": spec.model_dump(mode="json"), "dense_params": dense}
+
+
+def write_training_metrics(model_dirs: dict[str, Path], path: Path) -> dict[str, Any]:
+    """Metrics JSON of the trained models (``trainer_state.json`` of each: steps, seconds,
+    final losses, the loss curve) under their names."""
+    metrics: dict[str, Any] = {}
+    for name, model_dir in model_dirs.items():
+        state_file = Path(model_dir) / "trainer_state.json"
+        if not state_file.is_file():
+            raise FileNotFoundError(f"{model_dir}: no trainer_state.json (not a trained model)")
+        state = json.loads(state_file.read_text(encoding="utf-8"))
+        metrics[name] = {**_summary(state), "train_seconds": state.get("train_seconds"),
+                         "loss_curve": [[h["step"], round(h["loss"], 5)]
+                                        for h in state.get("log_history", []) if "loss" in h]}
+        for key in ("questions_per_second", "passages"):
+            if key in state:
+                metrics[name][key] = state[key]
+    write_json(path, metrics, indent=2)
+    return metrics
+
+
+def _summary(state: dict[str, Any]) -> dict[str, Any]:
+    """Deterministic counts of a trainer state (no wall-clock time: they go into caches)."""
+    keys = ("global_step", "epochs", "final_train_loss", "final_val_loss",
+            "final_val_accuracy")
+    return {k: state[k] for k in keys if k in state}
