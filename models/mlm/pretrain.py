@@ -59,6 +59,8 @@ def masked_lm_loss(model: Any, batch: Mapping[str, torch.Tensor]) -> torch.Tenso
                         token_type_ids=batch.get("token_type_ids")).last_hidden_state
     labels = batch["labels"]
     selected = labels != -100
+    if not bool(selected.any()):  # nothing masked in this batch: no loss, keep the graph
+        return hidden.sum() * 0.0
     logits = model.cls(hidden[selected])
     return torch.nn.functional.cross_entropy(logits.float(), labels[selected])
 

@@ -15,6 +15,7 @@ import platform
 import shutil
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -105,17 +106,23 @@ def build_trainer(config: RetrieverTrainConfig, checkpoint_dir: Path, has_val: b
     )
 
 
-def train_retriever(train: Sequence[BiEncoderSample], init_model: str | Path,
-                    config: RetrieverTrainConfig | Mapping[str, Any] | None, out_dir: str | Path,
-                    checkpoint_dir: str | Path, *, val: Sequence[BiEncoderSample] | None = None,
-                    extra_args: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Train a bi-encoder from ``init_model`` (a BERT-family directory) on ``train``; resume
-    from ``checkpoint_dir`` when it holds this run's ``last.ckpt``; save to ``out_dir``.
+@dataclass
+class FitResult:
+    """A finished (or resumed and finished) training run."""
 
-    Returns the trainer state (steps, seconds, final losses, questions/s, loss history).
-    """
-    if not isinstance(config, RetrieverTrainConfig):
-        config = RetrieverTrainConfig.model_validate(dict(config or {}))
+    module: Any
+    trainer: Any
+    tokenizer: Any
+    init_dir: Path
+    state: dict[str, Any]
+    hardware: dict[str, Any]
+
+
+def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
+                  config: RetrieverTrainConfig, checkpoint_dir: str | Path, *,
+                  val: Sequence[BiEncoderSample] | None = None) -> FitResult:
+    """Train a bi-encoder from ``init_model`` (a BERT-family directory) on ``train``; resume
+    from ``checkpoint_dir`` when it holds this run's ``last.ckpt``."""
     if not train:
         raise ValueError("no training samples (the training set is empty)")
     init_dir = Path(init_model)
@@ -128,7 +135,7 @@ def train_retriever(train: Sequence[BiEncoderSample], init_model: str | Path,
     from models.retriever.module import RetrieverModule
     from models.retriever.network import BiEncoder
 
-    out_dir, checkpoint_dir = Path(out_dir), Path(checkpoint_dir)
+    checkpoint_dir = Path(checkpoint_dir)
     hardware = resolve_hardware(config)
     resume = _prepare_checkpoints(checkpoint_dir, run_fingerprint(config, init_dir, train))
     tokenizer = AutoTokenizer.from_pretrained(str(init_dir))
@@ -142,30 +149,55 @@ def train_retriever(train: Sequence[BiEncoderSample], init_model: str | Path,
         trainer = build_trainer(config, checkpoint_dir, bool(val))
         trainer.fit(module, datamodule=data, ckpt_path=str(resume) if resume else None)
     seconds = time.time() - started
+    metrics = trainer.callback_metrics
     state = {
         "global_step": trainer.global_step,
         "epochs": trainer.current_epoch,
         "resumed_from": str(resume) if resume else None,
         "train_seconds": round(seconds, 3),
         "questions_per_second": round(module.questions_seen / seconds, 3) if seconds else None,
-        "final_train_loss": _float(trainer.callback_metrics.get("train_loss")),
-        "final_val_loss": _float(trainer.callback_metrics.get("val_loss")),
-        "final_val_accuracy": _float(trainer.callback_metrics.get("val_accuracy")),
+        "final_train_loss": _float(metrics.get("train_loss")),
+        "final_val_loss": _float(metrics.get("val_loss")),
+        "final_val_accuracy": _float(metrics.get("val_accuracy")),
         "log_history": module.history,
     }
+    return FitResult(module, trainer, tokenizer, init_dir, state, hardware)
+
+
+def export_retriever(result: FitResult, out_dir: str | Path, n_train: int, n_val: int,
+                     extra_args: Mapping[str, Any] | None = None) -> Path:
+    """Save the trained encoders, ``training_args.json`` and ``trainer_state.json`` atomically
+    into ``out_dir`` (on the global-zero process; the others wait)."""
+    import pytorch_lightning as pl
+
+    trainer, model = result.trainer, result.module.model
     if trainer.is_global_zero:
+        config = result.module.config
         args = {**config.model_dump(mode="json"), **dict(extra_args or {}),
-                "init_model": str(init_dir), "n_train": len(train), "n_val": len(val or []),
-                "resolved": {**hardware, "device": str(trainer.strategy.root_device)},
+                "init_model": str(result.init_dir), "n_train": n_train, "n_val": n_val,
+                "resolved": {**result.hardware, "device": str(trainer.strategy.root_device)},
                 "versions": {"torch": torch.__version__, "pytorch_lightning": pl.__version__,
                              "python": platform.python_version()}}
         model.to("cpu").float().eval()
         with atomic_dir(out_dir) as tmp:
-            save_biencoder(model, tokenizer, tmp)
+            save_biencoder(model, result.tokenizer, tmp)
             write_json(tmp / TRAINING_ARGS_FILE, args, indent=2)
-            write_json(tmp / TRAINER_STATE_FILE, state, indent=2)
+            write_json(tmp / TRAINER_STATE_FILE, result.state, indent=2)
     trainer.strategy.barrier()
-    return state
+    return Path(out_dir)
+
+
+def train_retriever(train: Sequence[BiEncoderSample], init_model: str | Path,
+                    config: RetrieverTrainConfig | Mapping[str, Any] | None, out_dir: str | Path,
+                    checkpoint_dir: str | Path, *, val: Sequence[BiEncoderSample] | None = None,
+                    extra_args: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """:func:`fit_biencoder` then :func:`export_retriever`; returns the trainer state (steps,
+    seconds, final losses, questions/s, loss history)."""
+    if not isinstance(config, RetrieverTrainConfig):
+        config = RetrieverTrainConfig.model_validate(dict(config or {}))
+    result = fit_biencoder(train, init_model, config, checkpoint_dir, val=val)
+    export_retriever(result, out_dir, len(train), len(val or []), extra_args)
+    return result.state
 
 
 def _float(value: Any) -> float | None:
