@@ -97,3 +97,21 @@ def test_frozen_encoder_is_bit_identical_after_training(tiny_bert, tiny_train_js
     moved = [n for n, v in getattr(model, trained_side).state_dict().items()
              if not torch.equal(v, initial[n])]
     assert len(moved) > 10, "the trained encoder did not change"
+
+
+def test_metrics_and_encoder_hook(trained, tmp_path):
+    import json
+
+    from tasks.training.retriever import trained_encoder, write_training_metrics
+
+    result, out = trained
+    hook = trained_encoder(out, name="dpr-tiny")
+    assert hook["spec"]["name"] == "dpr-tiny" and hook["spec"]["kind"] == "dpr"
+    assert hook["dense_params"] == {"model": str(out.resolve() / "question_encoder"),
+                                    "ctx_model": str(out.resolve() / "ctx_encoder"),
+                                    "normalize": False, "max_length": 32}
+    metrics = write_training_metrics({"dpr-tiny": out}, tmp_path / "m.json")
+    assert json.loads((tmp_path / "m.json").read_text()) == metrics
+    curve = metrics["dpr-tiny"]["loss_curve"]
+    assert [s for s, _ in curve] == list(range(1, 21)) and metrics["dpr-tiny"]["global_step"] == 20
+    assert metrics["dpr-tiny"]["questions_per_second"] > 0
