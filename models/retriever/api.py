@@ -33,6 +33,7 @@ from models.threads import torch_threads
 from tasks.io.atomic import atomic_dir, write_json
 
 RUN_FILE = "run.json"
+END_STATE_FILE = "train_end.json"
 LAST_CKPT = "last.ckpt"
 
 
@@ -141,7 +142,9 @@ def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
     tokenizer = AutoTokenizer.from_pretrained(str(init_dir))
     pl.seed_everything(config.seed, workers=True, verbose=False)
     model = BiEncoder.from_pretrained(init_dir, config.shared, config.pooling, config.freeze)
-    module = RetrieverModule(model, config)
+    end_file = checkpoint_dir / END_STATE_FILE
+    end_file.unlink(missing_ok=True)
+    module = RetrieverModule(model, config, str(end_file))
     data = RetrieverDataModule(train, val, tokenizer, config.batch_size, config.max_length,
                                config.seed, config.num_workers)
     started = time.time()
@@ -149,17 +152,19 @@ def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
         trainer = build_trainer(config, checkpoint_dir, bool(val))
         trainer.fit(module, datamodule=data, ckpt_path=str(resume) if resume else None)
     seconds = time.time() - started
-    metrics = trainer.callback_metrics
+    end = json.loads(end_file.read_text(encoding="utf-8")) if end_file.is_file() else {}
+    metrics = end.get("metrics") or {k: float(v) for k, v in trainer.callback_metrics.items()}
     state = {
-        "global_step": trainer.global_step,
-        "epochs": trainer.current_epoch,
+        "global_step": end.get("global_step", trainer.global_step),
+        "epochs": end.get("epochs", trainer.current_epoch),
         "resumed_from": str(resume) if resume else None,
         "train_seconds": round(seconds, 3),
-        "questions_per_second": round(module.questions_seen / seconds, 3) if seconds else None,
-        "final_train_loss": _float(metrics.get("train_loss")),
-        "final_val_loss": _float(metrics.get("val_loss")),
-        "final_val_accuracy": _float(metrics.get("val_accuracy")),
-        "log_history": module.history,
+        "questions_per_second": (round(end.get("questions_seen", module.questions_seen)
+                                       / seconds, 3) if seconds else None),
+        "final_train_loss": metrics.get("train_loss"),
+        "final_val_loss": metrics.get("val_loss"),
+        "final_val_accuracy": metrics.get("val_accuracy"),
+        "log_history": end.get("log_history", module.history),
     }
     return FitResult(module, trainer, tokenizer, init_dir, state, hardware)
 
@@ -199,6 +204,3 @@ def train_retriever(train: Sequence[BiEncoderSample], init_model: str | Path,
     export_retriever(result, out_dir, len(train), len(val or []), extra_args)
     return result.state
 
-
-def _float(value: Any) -> float | None:
-    return None if value is None else float(value)

@@ -35,12 +35,14 @@ def linear_schedule(warmup: int, total: int | None):
 class RetrieverModule(pl.LightningModule):
     """Trains a :class:`BiEncoder` on :class:`BiEncoderBatch` batches."""
 
-    def __init__(self, model: BiEncoder, config: RetrieverTrainConfig) -> None:
+    def __init__(self, model: BiEncoder, config: RetrieverTrainConfig,
+                 end_state_file: str | None = None) -> None:
         super().__init__()
         self.model = model
         self.config = config
         self.history: list[dict[str, float]] = []
         self.questions_seen = 0
+        self.end_state_file = end_state_file
         if config.gradient_checkpointing:
             model.gradient_checkpointing_enable()
 
@@ -70,6 +72,20 @@ class RetrieverModule(pl.LightningModule):
         if "val_loss" in metrics and not self.trainer.sanity_checking:
             self.history.append({"step": self.global_step, "val_loss": float(metrics["val_loss"]),
                                  "val_accuracy": float(metrics["val_accuracy"])})
+
+    def on_train_end(self) -> None:
+        """Rank 0 writes step, epoch, history and metrics to ``end_state_file``: with a
+        spawning strategy (``ddp_spawn``) the launching process gets the weights back but not
+        the module's attributes or the loop state."""
+        if self.end_state_file is None or not self.trainer.is_global_zero:
+            return
+        from tasks.io.atomic import write_json
+
+        metrics = {k: float(v) for k, v in self.trainer.callback_metrics.items()}
+        write_json(self.end_state_file, {
+            "global_step": self.trainer.global_step, "epochs": self.trainer.current_epoch,
+            "questions_seen": self.questions_seen, "log_history": self.history,
+            "metrics": metrics})
 
     def configure_optimizers(self) -> dict[str, Any]:
         decay, no_decay = [], []
