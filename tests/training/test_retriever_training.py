@@ -115,3 +115,18 @@ def test_metrics_and_encoder_hook(trained, tmp_path):
     curve = metrics["dpr-tiny"]["loss_curve"]
     assert [s for s, _ in curve] == list(range(1, 21)) and metrics["dpr-tiny"]["global_step"] == 20
     assert metrics["dpr-tiny"]["questions_per_second"] > 0
+
+
+def test_gradient_checkpointing_gives_the_same_training(tiny_bert, tiny_train_json, tiny_config,
+                                                        tmp_path):
+    samples = load_samples(tiny_train_json)
+    runs = {}
+    for flag in (False, True):
+        result = fit_biencoder(samples, tiny_bert, tiny_config(max_steps=2,
+                                                               gradient_checkpointing=flag),
+                               tmp_path / f"ckpt{flag}")
+        runs[flag] = result.module.model.question_model
+    assert runs[True].is_gradient_checkpointing and not runs[False].is_gradient_checkpointing
+    plain, checkpointed = runs[False].state_dict(), runs[True].state_dict()
+    for name, value in plain.items():
+        torch.testing.assert_close(checkpointed[name], value, rtol=1e-5, atol=1e-6)
