@@ -48,9 +48,11 @@ def relation_training_files(dpr_dir: Path, relations: Sequence[str], split: str
     if not relations:
         raise ValueError("no relations selected for retriever training (the relation set is "
                          "empty)")
+    from tasks.questions.writers import main_file
+
     files = []
     for relation in relations:
-        path = Path(dpr_dir) / split / f"{relation}.{split}.json"
+        path = Path(dpr_dir) / main_file(relation, split)
         if not path.is_file():
             raise FileNotFoundError(f"relation {relation}: no DPR training file {path} (run "
                                     "the entity-questions flow with dpr_training: true)")

@@ -94,3 +94,12 @@ def test_non_bert_pair_is_refused(tmp_path, tiny_train_json, tiny_config):
     (model_dir / "config.json").write_text('{"model_type": "distilbert"}')
     with pytest.raises(ValueError, match="model_type 'distilbert'.*shared: true"):
         fit_biencoder(load_samples(tiny_train_json), model_dir, tiny_config(), tmp_path / "c")
+
+
+def test_relation_files_follow_the_dataset_layout(tmp_path):
+    for split in ("train", "dev"):
+        (tmp_path / split).mkdir()
+        for relation in ("P19", "P36"):
+            (tmp_path / split / f"{relation}.{split}.json").write_text("[]")
+    files = relation_training_files(tmp_path, ["P36", "P19"], "dev")
+    assert files == [tmp_path / "dev" / "P36.dev.json", tmp_path / "dev" / "P19.dev.json"]
