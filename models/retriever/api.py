@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import shutil
 import time
@@ -70,14 +71,24 @@ def run_fingerprint(config: RetrieverTrainConfig, init_model: Path,
     return digest.hexdigest()
 
 
+def _launched_rank() -> bool:
+    """True in a process that Lightning's DDP launcher started for another rank (local rank
+    > 0 or node rank > 0): it must not reset the checkpoint directory rank 0 works in."""
+    return int(os.environ.get("LOCAL_RANK", 0) or 0) > 0 or int(
+        os.environ.get("NODE_RANK", 0) or 0) > 0
+
+
 def _prepare_checkpoints(checkpoint_dir: Path, fingerprint: str) -> Path | None:
-    """``last.ckpt`` to resume from, when it belongs to this run; else a clean directory."""
+    """``last.ckpt`` to resume from, when it belongs to this run; else a clean directory
+    (made by rank 0 only)."""
     run_file = checkpoint_dir / RUN_FILE
     last = checkpoint_dir / LAST_CKPT
     if run_file.is_file() and last.is_file():
         recorded = json.loads(run_file.read_text(encoding="utf-8")).get("fingerprint")
         if recorded == fingerprint:
             return last
+    if _launched_rank():
+        return None
     if checkpoint_dir.exists():
         shutil.rmtree(checkpoint_dir)
     checkpoint_dir.mkdir(parents=True)
@@ -143,7 +154,8 @@ def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
     pl.seed_everything(config.seed, workers=True, verbose=False)
     model = BiEncoder.from_pretrained(init_dir, config.shared, config.pooling, config.freeze)
     end_file = checkpoint_dir / END_STATE_FILE
-    end_file.unlink(missing_ok=True)
+    if not _launched_rank():
+        end_file.unlink(missing_ok=True)
     module = RetrieverModule(model, config, str(end_file))
     data = RetrieverDataModule(train, val, tokenizer, config.batch_size, config.max_length,
                                config.seed, config.num_workers)

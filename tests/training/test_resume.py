@@ -53,3 +53,21 @@ def test_training_resumes_from_the_last_checkpoint_after_sigkill(tiny_bert, tiny
     assert state["global_step"] == 12
     steps = [h["step"] for h in state["log_history"] if "loss" in h]
     assert steps == list(range(1, 13)), steps  # steps before the kill kept, none redone
+
+
+def test_only_rank_zero_resets_the_checkpoint_directory(tmp_path, monkeypatch):
+    from models.retriever.api import _prepare_checkpoints
+
+    stale = tmp_path / "ckpt"
+    stale.mkdir()
+    (stale / "run.json").write_text(json.dumps({"fingerprint": "old"}))
+    (stale / "last.ckpt").write_bytes(b"old run")
+    monkeypatch.setenv("LOCAL_RANK", "1")  # a process Lightning's DDP launcher started
+    assert _prepare_checkpoints(stale, "new") is None
+    assert (stale / "last.ckpt").read_bytes() == b"old run"
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    assert _prepare_checkpoints(stale, "new") is None  # another run: rank 0 starts over
+    assert not (stale / "last.ckpt").exists()
+    assert json.loads((stale / "run.json").read_text()) == {"fingerprint": "new"}
+    (stale / "last.ckpt").write_bytes(b"new run")
+    assert _prepare_checkpoints(stale, "new") == stale / "last.ckpt"  # same run: resume
