@@ -19,9 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from tasks import API_STARTUP_TIMEOUT_S
 from tasks.answer_modes import check_mode
+from tasks.mlm_config import MlmConfig
 from tasks.model_names import model_slug
 from tasks.paraphraser_config import ParaphraserConfig
 from tasks.relation_templates import load_templates
+from tasks.retriever_config import RetrieverTrainConfig
 
 PROFILES = ("smoke", "demo", "real")
 DEFAULT_PARAMS_FILE = "params.yaml"
@@ -349,6 +351,24 @@ class ParaphraseConfig(Section):
     adversarial_ratings_file: str | None = None
 
 
+class RetrieverTrainingConfig(Section):
+    """Training a DPR retriever (Karpukhin et al., 2020) with Lightning.
+
+    ``init_model`` None pre-trains a small BERT by masked-language modelling on the passages
+    (``mlm``; offline), else any BERT-family directory or (cached) hub name. ``data``: ``nq``
+    trains DPR-NQ on ``sources.nq_train`` (validated on ``sources.nq_dev``); ``entityquestions``
+    trains on the entity-questions flow's DPR training JSON of ``relations`` (empty: every
+    relation of ``entity_questions.relations``).
+    """
+
+    init_model: str | None = Field(None, description="BERT dir / hub name; None = pre-train")
+    data: Literal["nq", "entityquestions"] = "nq"
+    relations: tuple[str, ...] = ()
+    max_train_questions: int | None = Field(None, ge=1, description="first N (None: all)")
+    mlm: MlmConfig = MlmConfig()
+    dpr: RetrieverTrainConfig = RetrieverTrainConfig()
+
+
 class ServerConfig(Section):
     """The local Prefect server of ``qastress server up`` (its database lives under
     ``paths.state/prefect``)."""
@@ -407,6 +427,7 @@ class Params(Section):
     entity_questions: EntityQuestionsConfig = EntityQuestionsConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     paraphrase: ParaphraseConfig = ParaphraseConfig()
+    retriever_training: RetrieverTrainingConfig = RetrieverTrainingConfig()
     orchestration: OrchestrationConfig = OrchestrationConfig()
 
     def raw_path(self, source_key: str) -> Path:

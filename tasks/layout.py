@@ -249,6 +249,26 @@ class Layout:
         """Markdown table: orig vs para top-k accuracy and the difference with its CI."""
         return self.params.paths.reports / "retrieval_paraphrased.md"
 
+    # --- retriever training (DPR with Lightning) ---------------------------------------------
+
+    @property
+    def mlm_model(self) -> Path:
+        """The small BERT pre-trained by masked-language modelling on the passages."""
+        return self.params.paths.data / "models" / "mlm-bert"
+
+    def trained_retriever(self, name: str) -> Path:
+        """A trained bi-encoder (``question_encoder/`` + ``ctx_encoder/``, or ``encoder/``)."""
+        return self.params.paths.data / "models" / "retriever" / name
+
+    def retriever_checkpoints(self, name: str) -> Path:
+        """Lightning checkpoints of a bi-encoder run (``last.ckpt``: resume after a kill)."""
+        return self.params.paths.state / "checkpoints" / "retriever" / name
+
+    @property
+    def retriever_training_metrics(self) -> Path:
+        """Loss curves, steps and time of the pre-training and retriever training."""
+        return self.params.paths.metrics / "retriever_training.json"
+
     # --- the study's report -------------------------------------------------------------------
 
     @property

@@ -31,6 +31,8 @@ LAYERS: dict[str, int] = {
     # configuration: pydantic models over params.yaml and what they need; imports nothing above
     "tasks.config": 0,
     "tasks.paraphraser_config": 0,
+    "tasks.mlm_config": 0,
+    "tasks.retriever_config": 0,
     "tasks.model_names": 0,
     "tasks.relation_templates": 0,
     "tasks.answer_modes": 0,

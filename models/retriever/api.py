@@ -1,0 +1,216 @@
+"""Train a DPR bi-encoder with Lightning; resume after a kill; save the encoders.
+
+:func:`train_retriever` writes Lightning checkpoints (``last.ckpt`` every
+``checkpoint_every_n_steps``) into ``checkpoint_dir`` next to a ``run.json`` naming the run
+(config, data and initial model fingerprints). A second call with the same run resumes from
+``last.ckpt`` (global step, optimizer, scheduler, loss history); a different run starts over.
+The encoders are saved atomically at the end (see :mod:`models.retriever.export`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from models.retriever.config import RetrieverTrainConfig
+from models.retriever.data import BiEncoderSample
+from models.retriever.export import (
+    TRAINER_STATE_FILE,
+    TRAINING_ARGS_FILE,
+    check_dpr_convertible,
+    save_biencoder,
+)
+from models.threads import torch_threads
+from tasks.io.atomic import atomic_dir, file_fingerprint, write_json
+
+RUN_FILE = "run.json"
+END_STATE_FILE = "train_end.json"
+LAST_CKPT = "last.ckpt"
+
+
+def resolve_hardware(config: RetrieverTrainConfig) -> dict[str, Any]:
+    """Lightning ``accelerator/devices/num_nodes/strategy/precision`` of the configuration:
+    ``strategy="auto"`` with several devices or nodes is DDP; ``precision="auto"`` is
+    bf16-mixed on a CUDA device with bf16, else 32-true (bf16 never runs on CPU)."""
+    cuda = config.accelerator in ("cuda", "gpu") or (
+        config.accelerator == "auto" and torch.cuda.is_available())
+    precision = config.precision
+    if precision == "auto":
+        precision = "bf16-mixed" if cuda and torch.cuda.is_bf16_supported() else "32-true"
+    elif precision == "bf16-mixed" and not cuda:
+        raise ValueError("precision bf16-mixed needs a CUDA device (accelerator cpu or no GPU)")
+    strategy = config.strategy
+    n = config.n_devices()
+    if strategy == "auto" and ((n is not None and n > 1) or config.num_nodes > 1):
+        strategy = "ddp"
+    devices = list(config.devices) if isinstance(config.devices, tuple) else config.devices
+    return {"accelerator": config.accelerator, "devices": devices,
+            "num_nodes": config.num_nodes, "strategy": strategy, "precision": precision}
+
+
+def run_fingerprint(config: RetrieverTrainConfig, init_model: Path,
+                    train: Sequence[BiEncoderSample]) -> str:
+    """What makes a checkpoint resumable: config, initial weights and training samples."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps(config.model_dump(mode="json"), sort_keys=True).encode())
+    digest.update(file_fingerprint(Path(init_model)).encode())
+    for sample in train:
+        digest.update(repr(sample).encode())
+    return digest.hexdigest()
+
+
+def _launched_rank() -> bool:
+    """True in a process that Lightning's DDP launcher started for another rank (local rank
+    > 0 or node rank > 0): it must not reset the checkpoint directory rank 0 works in."""
+    return int(os.environ.get("LOCAL_RANK", 0) or 0) > 0 or int(
+        os.environ.get("NODE_RANK", 0) or 0) > 0
+
+
+def _prepare_checkpoints(checkpoint_dir: Path, fingerprint: str) -> Path | None:
+    """``last.ckpt`` to resume from, when it belongs to this run; else a clean directory
+    (made by rank 0 only)."""
+    run_file = checkpoint_dir / RUN_FILE
+    last = checkpoint_dir / LAST_CKPT
+    if run_file.is_file() and last.is_file():
+        recorded = json.loads(run_file.read_text(encoding="utf-8")).get("fingerprint")
+        if recorded == fingerprint:
+            return last
+    if _launched_rank():
+        return None
+    if checkpoint_dir.exists():
+        shutil.rmtree(checkpoint_dir)
+    checkpoint_dir.mkdir(parents=True)
+    write_json(run_file, {"fingerprint": fingerprint})
+    return None
+
+
+def build_trainer(config: RetrieverTrainConfig, checkpoint_dir: Path, has_val: bool,
+                  callbacks: Sequence[Any] = ()) -> Any:
+    """The Lightning Trainer of a run: hardware from the config, gradient clipping, a
+    ``last.ckpt`` every ``checkpoint_every_n_steps``, no logger."""
+    import pytorch_lightning as pl
+    from pytorch_lightning.callbacks import ModelCheckpoint
+
+    checkpoint = ModelCheckpoint(dirpath=str(checkpoint_dir), save_last=True, save_top_k=0,
+                                 every_n_train_steps=config.checkpoint_every_n_steps,
+                                 enable_version_counter=False)
+    return pl.Trainer(
+        **resolve_hardware(config),
+        max_steps=config.max_steps or -1,
+        max_epochs=config.max_epochs if config.max_steps is None else -1,
+        gradient_clip_val=config.grad_clip, gradient_clip_algorithm="norm",
+        logger=False, enable_progress_bar=False, enable_model_summary=False,
+        num_sanity_val_steps=0, limit_val_batches=1.0 if has_val else 0,
+        log_every_n_steps=config.log_every_n_steps, default_root_dir=str(checkpoint_dir),
+        callbacks=[checkpoint, *callbacks], use_distributed_sampler=True,
+    )
+
+
+@dataclass
+class FitResult:
+    """A finished (or resumed and finished) training run."""
+
+    module: Any
+    trainer: Any
+    tokenizer: Any
+    init_dir: Path
+    state: dict[str, Any]
+    hardware: dict[str, Any]
+
+
+def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
+                  config: RetrieverTrainConfig, checkpoint_dir: str | Path, *,
+                  val: Sequence[BiEncoderSample] | None = None) -> FitResult:
+    """Train a bi-encoder from ``init_model`` (a BERT-family directory) on ``train``; resume
+    from ``checkpoint_dir`` when it holds this run's ``last.ckpt``."""
+    if not train:
+        raise ValueError("no training samples (the training set is empty)")
+    init_dir = Path(init_model)
+    if not config.shared:
+        check_dpr_convertible(init_dir, "init model")
+    import pytorch_lightning as pl
+    from transformers import AutoTokenizer
+
+    from models.retriever.datamodule import RetrieverDataModule
+    from models.retriever.module import RetrieverModule
+    from models.retriever.network import BiEncoder
+
+    checkpoint_dir = Path(checkpoint_dir)
+    hardware = resolve_hardware(config)
+    resume = _prepare_checkpoints(checkpoint_dir, run_fingerprint(config, init_dir, train))
+    tokenizer = AutoTokenizer.from_pretrained(str(init_dir))
+    pl.seed_everything(config.seed, workers=True, verbose=False)
+    model = BiEncoder.from_pretrained(init_dir, config.shared, config.pooling, config.freeze)
+    end_file = checkpoint_dir / END_STATE_FILE
+    if not _launched_rank():
+        end_file.unlink(missing_ok=True)
+    module = RetrieverModule(model, config, str(end_file))
+    data = RetrieverDataModule(train, val, tokenizer, config.batch_size, config.max_length,
+                               config.seed, config.num_workers)
+    started = time.time()
+    with torch_threads(config.cpu_threads):
+        trainer = build_trainer(config, checkpoint_dir, bool(val))
+        trainer.fit(module, datamodule=data, ckpt_path=str(resume) if resume else None)
+    seconds = time.time() - started
+    end = json.loads(end_file.read_text(encoding="utf-8")) if end_file.is_file() else {}
+    metrics = end.get("metrics") or {k: float(v) for k, v in trainer.callback_metrics.items()}
+    state = {
+        "global_step": end.get("global_step", trainer.global_step),
+        "epochs": end.get("epochs", trainer.current_epoch),
+        "resumed_from": str(resume) if resume else None,
+        "train_seconds": round(seconds, 3),
+        "questions_per_second": (round(end.get("questions_seen", module.questions_seen)
+                                       / seconds, 3) if seconds else None),
+        "final_train_loss": metrics.get("train_loss"),
+        "final_val_loss": metrics.get("val_loss"),
+        "final_val_accuracy": metrics.get("val_accuracy"),
+        "log_history": end.get("log_history", module.history),
+    }
+    return FitResult(module, trainer, tokenizer, init_dir, state, hardware)
+
+
+def export_retriever(result: FitResult, out_dir: str | Path, n_train: int, n_val: int,
+                     extra_args: Mapping[str, Any] | None = None) -> Path:
+    """Save the trained encoders, ``training_args.json`` and ``trainer_state.json`` atomically
+    into ``out_dir`` (on the global-zero process; the others wait)."""
+    import pytorch_lightning as pl
+
+    trainer, model = result.trainer, result.module.model
+    if trainer.is_global_zero:
+        config = result.module.config
+        args = {**config.model_dump(mode="json"), **dict(extra_args or {}),
+                "init_model": str(result.init_dir), "n_train": n_train, "n_val": n_val,
+                "resolved": {**result.hardware, "device": str(trainer.strategy.root_device)},
+                "versions": {"torch": torch.__version__, "pytorch_lightning": pl.__version__,
+                             "python": platform.python_version()}}
+        model.to("cpu").float().eval()
+        with atomic_dir(out_dir) as tmp:
+            save_biencoder(model, result.tokenizer, tmp)
+            write_json(tmp / TRAINING_ARGS_FILE, args, indent=2)
+            write_json(tmp / TRAINER_STATE_FILE, result.state, indent=2)
+    trainer.strategy.barrier()
+    return Path(out_dir)
+
+
+def train_retriever(train: Sequence[BiEncoderSample], init_model: str | Path,
+                    config: RetrieverTrainConfig | Mapping[str, Any] | None, out_dir: str | Path,
+                    checkpoint_dir: str | Path, *, val: Sequence[BiEncoderSample] | None = None,
+                    extra_args: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """:func:`fit_biencoder` then :func:`export_retriever`; returns the trainer state (steps,
+    seconds, final losses, questions/s, loss history)."""
+    if not isinstance(config, RetrieverTrainConfig):
+        config = RetrieverTrainConfig.model_validate(dict(config or {}))
+    result = fit_biencoder(train, init_model, config, checkpoint_dir, val=val)
+    export_retriever(result, out_dir, len(train), len(val or []), extra_args)
+    return result.state
+

@@ -1,0 +1,117 @@
+"""Lightning module of the DPR bi-encoder: in-batch + hard-negative NLL, AdamW, linear warm-up
+and decay (DPR's ``get_schedule_linear``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytorch_lightning as pl
+import torch
+
+from models.retriever.config import RetrieverTrainConfig
+from models.retriever.data import BiEncoderBatch
+from models.retriever.loss import dpr_loss
+from models.retriever.network import BiEncoder
+
+#: Keys this module adds to a Lightning checkpoint.
+HISTORY_KEY = "qastress_history"
+DIM_KEY = "qastress_dim"
+
+
+def linear_schedule(warmup: int, total: int | None):
+    """Learning-rate factor at optimizer step ``step`` (0-based): linear warm-up over
+    ``warmup`` steps, then linear decay to 0 at ``total`` (constant when ``total`` is None)."""
+
+    def factor(step: int) -> float:
+        if warmup and step < warmup:
+            return (step + 1) / warmup
+        if not total:
+            return 1.0
+        return max(0.0, (total - step) / max(1, total - warmup))
+
+    return factor
+
+
+class RetrieverModule(pl.LightningModule):
+    """Trains a :class:`BiEncoder` on :class:`BiEncoderBatch` batches."""
+
+    def __init__(self, model: BiEncoder, config: RetrieverTrainConfig,
+                 end_state_file: str | None = None) -> None:
+        super().__init__()
+        self.model = model
+        self.config = config
+        self.history: list[dict[str, float]] = []
+        self.questions_seen = 0
+        self.end_state_file = end_state_file
+        if config.gradient_checkpointing:
+            model.gradient_checkpointing_enable()
+
+    def _loss(self, batch: BiEncoderBatch) -> tuple[torch.Tensor, torch.Tensor, int]:
+        q, ctx = self.model(batch.q_ids, batch.q_mask, batch.ctx_ids, batch.ctx_mask)
+        return dpr_loss(q, ctx, batch.positive_idx)
+
+    def training_step(self, batch: BiEncoderBatch, batch_idx: int) -> torch.Tensor:
+        loss, correct, n = self._loss(batch)
+        self.log("train_loss", loss, prog_bar=True, batch_size=n)
+        self.questions_seen += n
+        step = self.global_step + 1
+        if step % self.config.log_every_n_steps == 0 or step == 1:
+            self.history.append({"step": step, "loss": float(loss.detach()),
+                                 "accuracy": float(correct) / n,
+                                 "lr": float(self.optimizers().param_groups[0]["lr"])})
+        return loss
+
+    def validation_step(self, batch: BiEncoderBatch, batch_idx: int) -> torch.Tensor:
+        loss, correct, n = self._loss(batch)
+        self.log("val_loss", loss, batch_size=n, sync_dist=True)
+        self.log("val_accuracy", correct.float() / n, batch_size=n, sync_dist=True)
+        return loss
+
+    def on_validation_epoch_end(self) -> None:
+        metrics = self.trainer.callback_metrics
+        if "val_loss" in metrics and not self.trainer.sanity_checking:
+            self.history.append({"step": self.global_step, "val_loss": float(metrics["val_loss"]),
+                                 "val_accuracy": float(metrics["val_accuracy"])})
+
+    def on_train_end(self) -> None:
+        """Rank 0 writes step, epoch, history and metrics to ``end_state_file``: with a
+        spawning strategy (``ddp_spawn``) the launching process gets the weights back but not
+        the module's attributes or the loop state."""
+        if self.end_state_file is None or not self.trainer.is_global_zero:
+            return
+        from tasks.io.atomic import write_json
+
+        metrics = {k: float(v) for k, v in self.trainer.callback_metrics.items()}
+        write_json(self.end_state_file, {
+            "global_step": self.trainer.global_step, "epochs": self.trainer.current_epoch,
+            "questions_seen": self.questions_seen, "log_history": self.history,
+            "metrics": metrics})
+
+    def configure_optimizers(self) -> dict[str, Any]:
+        decay, no_decay = [], []
+        for name, param in self.model.named_parameters():
+            if param.requires_grad:
+                (no_decay if param.ndim < 2 or "LayerNorm" in name else decay).append(param)
+        optimizer = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": self.config.weight_decay},
+             {"params": no_decay, "weight_decay": 0.0}],
+            lr=self.config.lr, eps=self.config.adam_eps)
+        total = self.config.max_steps
+        if total is None and self.trainer is not None:
+            total = int(self.trainer.estimated_stepping_batches)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, linear_schedule(self.config.warmup_steps, total))
+        return {"optimizer": optimizer,
+                "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        checkpoint[HISTORY_KEY] = list(self.history)
+        checkpoint[DIM_KEY] = self.model.dim
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        saved = checkpoint.get(DIM_KEY)
+        if saved is not None and saved != self.model.dim:
+            raise ValueError(f"the checkpoint holds encoders of hidden size {saved} but the "
+                             f"model being trained has {self.model.dim}: resume with the same "
+                             "initial checkpoint, or delete the checkpoint directory")
+        self.history = list(checkpoint.get(HISTORY_KEY, []))

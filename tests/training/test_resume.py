@@ -1,0 +1,73 @@
+"""SIGKILL a training run after its first checkpoint; a second run resumes from ``last.ckpt``
+(step, optimizer, loss history) and finishes at ``max_steps`` without redoing steps."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import time
+
+import torch
+from resume_worker import CONFIG, main
+
+
+def _start(args: list[str], delay: float) -> multiprocessing.Process:
+    """The worker in a forked process (torch and Lightning are already imported here: a fresh
+    interpreter would spend most of the test importing them)."""
+    process = multiprocessing.get_context("fork").Process(target=main, args=(*args, delay))
+    process.start()
+    return process
+
+
+def test_training_resumes_from_the_last_checkpoint_after_sigkill(tiny_bert, tiny_train_json,
+                                                                 tmp_path):
+    ckpt, out = tmp_path / "ckpt", tmp_path / "out"
+    args = [str(tiny_bert), str(tiny_train_json), str(ckpt), str(out)]
+    proc = _start(args, delay=0.3)
+    deadline = time.monotonic() + 120
+    try:
+        while not (ckpt / "last.ckpt").exists():
+            assert proc.is_alive(), f"the training process ended early ({proc.exitcode})"
+            assert time.monotonic() < deadline, "no checkpoint within 120 s"
+            time.sleep(0.05)
+        time.sleep(0.3)  # let the checkpoint write finish; the next one is 4 steps away
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.join(timeout=30)
+    finally:
+        if proc.is_alive():
+            proc.kill()
+    assert proc.exitcode == -signal.SIGKILL
+    killed_at = torch.load(ckpt / "last.ckpt", map_location="cpu",
+                           weights_only=False)["global_step"]
+    assert 4 <= killed_at < 12 and not out.exists()
+
+    from models.retriever import RetrieverTrainConfig, load_samples, train_retriever
+
+    returned = train_retriever(load_samples(tiny_train_json), tiny_bert,
+                               RetrieverTrainConfig(**CONFIG), out, ckpt)  # same run: resumes
+    state = json.loads((out / "trainer_state.json").read_text())
+    assert returned["global_step"] == state["global_step"]
+    assert state["resumed_from"] == str(ckpt / "last.ckpt")
+    assert state["global_step"] == 12
+    steps = [h["step"] for h in state["log_history"] if "loss" in h]
+    assert steps == list(range(1, 13)), steps  # steps before the kill kept, none redone
+
+
+def test_only_rank_zero_resets_the_checkpoint_directory(tmp_path, monkeypatch):
+    from models.retriever.api import _prepare_checkpoints
+
+    stale = tmp_path / "ckpt"
+    stale.mkdir()
+    (stale / "run.json").write_text(json.dumps({"fingerprint": "old"}))
+    (stale / "last.ckpt").write_bytes(b"old run")
+    monkeypatch.setenv("LOCAL_RANK", "1")  # a process Lightning's DDP launcher started
+    assert _prepare_checkpoints(stale, "new") is None
+    assert (stale / "last.ckpt").read_bytes() == b"old run"
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    assert _prepare_checkpoints(stale, "new") is None  # another run: rank 0 starts over
+    assert not (stale / "last.ckpt").exists()
+    assert json.loads((stale / "run.json").read_text()) == {"fingerprint": "new"}
+    (stale / "last.ckpt").write_bytes(b"new run")
+    assert _prepare_checkpoints(stale, "new") == stale / "last.ckpt"  # same run: resume

@@ -1,0 +1,133 @@
+"""Train the tiny bi-encoder for seconds: loss decreases, the saved pair reloads through the
+dense retriever's EncoderSpec to identical vectors, frozen encoders stay bit-identical."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from models.retriever import load_samples
+from models.retriever.api import export_retriever, fit_biencoder
+from models.retriever.data import BiEncoderCollator
+from models.retriever.loss import biencoder_nll
+from models.retriever.network import BiEncoder, load_encoder_model
+from tasks.training.retriever import encoder_spec
+
+QUESTIONS = ["where does kalomi live", "who is the mayor", "a question that is a bit longer"]
+TITLES = ["Kalomi", "", "Mayor"]
+TEXTS = ["kalomi lives in city 3", "a passage without a title", "the mayor of city 1"]
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_bert, tiny_train_json, tiny_config, tmp_path_factory):
+    """One 20-step run of a DPR pair and its export."""
+    root = tmp_path_factory.mktemp("run")
+    samples = load_samples(tiny_train_json, hard_negatives=1)
+    result = fit_biencoder(samples, tiny_bert, tiny_config(), root / "ckpt", val=samples[:8])
+    out = export_retriever(result, root / "out", len(samples), 8)
+    return result, out
+
+
+def _fixed_batch_loss(model, tokenizer, samples) -> float:
+    """DPR loss of all samples as one batch, in eval mode (no dropout, no sampling noise)."""
+    batch = BiEncoderCollator(tokenizer, 32)(samples)
+    model.eval()
+    with torch.no_grad():
+        q, ctx = model(batch.q_ids, batch.q_mask, batch.ctx_ids, batch.ctx_mask)
+        return float(biencoder_nll(q, ctx, batch.positive_idx)[0])
+
+
+def test_loss_decreases(trained, tiny_bert, tiny_train_json):
+    result, _ = trained
+    samples = load_samples(tiny_train_json)
+    before = _fixed_batch_loss(BiEncoder.from_pretrained(tiny_bert), result.tokenizer, samples)
+    after = _fixed_batch_loss(result.module.model, result.tokenizer, samples)
+    assert result.state["global_step"] == 20
+    assert [h["step"] for h in result.state["log_history"] if "loss" in h] == list(range(1, 21))
+    assert after < before - 0.3, (before, after)
+
+
+def test_saved_pair_reloads_to_identical_embeddings(trained):
+    from tasks.retrieval.encoders import encode_texts, load_encoder
+
+    result, out = trained
+    spec = encoder_spec(out)
+    assert spec.kind == "dpr" and spec.pooling == "pooler" and not spec.normalize
+    assert spec.ctx_model.endswith("ctx_encoder") and spec.max_length == 32
+    loaded = load_encoder(spec, "cpu")
+    model, tok = result.module.model.eval(), result.tokenizer
+    q_mem = encode_texts(model.question_model, tok, QUESTIONS, 2, 32, "cls")
+    c_mem = encode_texts(model.ctx_model, tok, TEXTS, 2, 32, "cls", titles=TITLES)
+    q_disk = loaded.encode_questions(QUESTIONS, batch_size=2)
+    c_disk = loaded.encode_passages(TITLES, TEXTS, batch_size=2)
+    assert q_disk.shape == (3, 32)
+    np.testing.assert_array_equal(q_mem, q_disk)
+    np.testing.assert_array_equal(c_mem, c_disk)
+    assert not np.array_equal(q_disk, c_disk[:, :])  # two different encoders
+
+
+def test_shared_mean_encoder_reloads_as_shared_spec(tiny_bert, tiny_train_json, tiny_config,
+                                                    tmp_path):
+    from tasks.retrieval.encoders import encode_texts, load_encoder
+
+    samples = load_samples(tiny_train_json)
+    config = tiny_config(shared=True, pooling="mean", max_steps=3)
+    result = fit_biencoder(samples, tiny_bert, config, tmp_path / "ckpt")
+    out = export_retriever(result, tmp_path / "out", len(samples), 0)
+    spec = encoder_spec(out)
+    assert spec.kind == "shared" and spec.pooling == "mean"
+    disk = load_encoder(spec, "cpu").encode_questions(QUESTIONS, batch_size=2)
+    mem = encode_texts(result.module.model.eval().question_model, result.tokenizer, QUESTIONS,
+                       2, 32, "mean")
+    np.testing.assert_array_equal(mem, disk)
+
+
+@pytest.mark.parametrize(("freeze", "frozen", "trained_side"),
+                         [("onlyQ", "ctx_model", "question_model"),
+                          ("onlyP", "question_model", "ctx_model")])
+def test_frozen_encoder_is_bit_identical_after_training(tiny_bert, tiny_train_json, tiny_config,
+                                                        tmp_path, freeze, frozen, trained_side):
+    initial = load_encoder_model(tiny_bert).state_dict()
+    samples = load_samples(tiny_train_json)
+    result = fit_biencoder(samples, tiny_bert, tiny_config(freeze=freeze, max_steps=4),
+                           tmp_path / "ckpt")
+    model = result.module.model
+    for name, value in getattr(model, frozen).state_dict().items():
+        assert torch.equal(value, initial[name]), name
+    moved = [n for n, v in getattr(model, trained_side).state_dict().items()
+             if not torch.equal(v, initial[n])]
+    assert len(moved) > 10, "the trained encoder did not change"
+
+
+def test_metrics_and_encoder_hook(trained, tmp_path):
+    import json
+
+    from tasks.training.retriever import trained_encoder, write_training_metrics
+
+    result, out = trained
+    hook = trained_encoder(out, name="dpr-tiny")
+    assert hook["spec"]["name"] == "dpr-tiny" and hook["spec"]["kind"] == "dpr"
+    assert hook["dense_params"] == {"model": str(out.resolve() / "question_encoder"),
+                                    "ctx_model": str(out.resolve() / "ctx_encoder"),
+                                    "normalize": False, "max_length": 32}
+    metrics = write_training_metrics({"dpr-tiny": out}, tmp_path / "m.json")
+    assert json.loads((tmp_path / "m.json").read_text()) == metrics
+    curve = metrics["dpr-tiny"]["loss_curve"]
+    assert [s for s, _ in curve] == list(range(1, 21)) and metrics["dpr-tiny"]["global_step"] == 20
+    assert metrics["dpr-tiny"]["questions_per_second"] > 0
+
+
+def test_gradient_checkpointing_gives_the_same_training(tiny_bert, tiny_train_json, tiny_config,
+                                                        tmp_path):
+    samples = load_samples(tiny_train_json)
+    runs = {}
+    for flag in (False, True):
+        result = fit_biencoder(samples, tiny_bert, tiny_config(max_steps=2,
+                                                               gradient_checkpointing=flag),
+                               tmp_path / f"ckpt{flag}")
+        runs[flag] = result.module.model.question_model
+    assert runs[True].is_gradient_checkpointing and not runs[False].is_gradient_checkpointing
+    plain, checkpointed = runs[False].state_dict(), runs[True].state_dict()
+    for name, value in plain.items():
+        torch.testing.assert_close(checkpointed[name], value, rtol=1e-5, atol=1e-6)
