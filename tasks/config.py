@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from models.paraphraser.config import ParaphraserConfig
+from models.reader.config import ReaderConfig
 
 PROFILES = ("smoke", "demo", "real")
 DEFAULT_PARAMS_FILE = "params.yaml"
@@ -299,6 +300,24 @@ class ParaphraseConfig(Section):
     adversarial_ratings_file: str | None = None
 
 
+class ReadersConfig(Section):
+    """Extractive readers on original vs paraphrased SQuAD questions (Gan & Ng, 2019, Tables
+    1-2): one reader trained on ``sources.squad_train`` (``model``), plus already fine-tuned
+    QA checkpoints evaluated as they are (``pretrained``: local dirs or cached hub names).
+
+    ``released_sets`` (relative to the project root unless absolute) is the directory of the
+    released ``{dev,adv}_{orig,para}.json``; skipped when absent or None.
+    """
+
+    model: ReaderConfig = ReaderConfig()
+    pretrained: tuple[str, ...] = ()
+    evaluate_dev: bool = Field(True, description="also score sources.squad_dev")
+    released_sets: str | None = "../shared/data/paraphrasing-squad"
+    n_bootstrap: int = Field(1000, ge=1)
+    bootstrap_seed: int = 0
+    confidence: float = Field(0.95, gt=0.0, lt=1.0)
+
+
 class ServerConfig(Section):
     """The local Prefect server of ``qastress server up`` (its database lives under
     ``paths.state/prefect``)."""
@@ -355,6 +374,7 @@ class Params(Section):
     entity_questions: EntityQuestionsConfig = EntityQuestionsConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     paraphrase: ParaphraseConfig = ParaphraseConfig()
+    readers: ReadersConfig = ReadersConfig()
     orchestration: OrchestrationConfig = OrchestrationConfig()
 
     def raw_path(self, source_key: str) -> Path:
