@@ -38,6 +38,9 @@ class ReaderModule(pl.LightningModule):
         self.config = config
         self.history: list[dict[str, float]] = []
 
+    def on_train_start(self) -> None:
+        self.model.train()  # from_pretrained returns eval mode: dropout on for fine-tuning
+
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
         loss = self.model(**batch).loss
         size = batch["input_ids"].shape[0]
