@@ -34,12 +34,9 @@ class ReaderModule(pl.LightningModule):
 
     def __init__(self, model: Any, config: ReaderConfig) -> None:
         super().__init__()
-        self.model = model
+        self.model = model.train()  # from_pretrained returns eval mode: dropout on to train
         self.config = config
         self.history: list[dict[str, float]] = []
-
-    def on_train_start(self) -> None:
-        self.model.train()  # from_pretrained returns eval mode: dropout on for fine-tuning
 
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
         loss = self.model(**batch).loss
