@@ -29,8 +29,8 @@ def tiny_bert(tmp_path_factory, tokenizer):
     torch.manual_seed(0)
     model = BertForQuestionAnswering(BertConfig(
         vocab_size=tokenizer.vocab_size, hidden_size=64, num_hidden_layers=2,
-        num_attention_heads=2, intermediate_size=128, max_position_embeddings=160, hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0))
+        num_attention_heads=2, intermediate_size=128, max_position_embeddings=160,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
     path = tmp_path_factory.mktemp("tiny") / "tiny-bert"
     model.save_pretrained(str(path))
     tokenizer.save_pretrained(str(path))
