@@ -30,6 +30,9 @@ server_app = typer.Typer(
          "orchestration.server.host (127.0.0.1) and keeps its database under paths.state/prefect.",
     no_args_is_help=True)
 app.add_typer(server_app, name="server")
+eval_app = typer.Typer(help="Score predictions of any model with the project's metrics.",
+                       no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
 
 #: ``qastress stage`` names -> (module, flow): the study, then the stages of the registry.
 FLOWS = flows_by_command()
@@ -155,6 +158,31 @@ def data_fetch(
 
     for path in fetch_source(source, data_root, base_url=base_url, progress=True):
         typer.echo(path)
+
+
+@eval_app.command("squad")
+def eval_squad(
+    data: Annotated[Path, typer.Argument(help="A SQuAD v1.1 file (gold answers).")],
+    predictions: Annotated[Path, typer.Argument(help="Predictions JSON {id: answer text}.")],
+) -> None:
+    """EM/F1 of the official SQuAD v1.1 script; missing ids are listed (they score 0)."""
+    import json
+
+    from tasks.io.errors import DataFormatError
+    from tasks.reading.scoring import score_prediction_file
+
+    try:
+        report = score_prediction_file(data, predictions)
+    except (DataFormatError, OSError) as exc:
+        typer.secho(f"error: {exc}", fg="red", err=True)
+        raise typer.Exit(2) from None
+    if report.missing_ids:
+        typer.echo(f"{len(report.missing_ids)} of {report.n_questions} questions have no "
+                   f"prediction (scored 0): {', '.join(report.missing_ids)}", err=True)
+    if report.extra_ids:
+        typer.echo(f"{len(report.extra_ids)} predictions for ids not in {data} (ignored)",
+                   err=True)
+    typer.echo(json.dumps(report.as_dict()))
 
 
 HostOpt = Annotated[str | None, typer.Option(

@@ -22,6 +22,7 @@ from tasks.answer_modes import check_mode
 from tasks.mlm_config import MlmConfig
 from tasks.model_names import model_slug
 from tasks.paraphraser_config import ParaphraserConfig
+from tasks.reader_config import ReaderConfig
 from tasks.relation_templates import load_templates
 from tasks.retriever_config import RetrieverTrainConfig
 
@@ -369,6 +370,24 @@ class RetrieverTrainingConfig(Section):
     dpr: RetrieverTrainConfig = RetrieverTrainConfig()
 
 
+class ReadersConfig(Section):
+    """Extractive readers on original vs paraphrased SQuAD questions (Gan & Ng, 2019, Tables
+    1-2): one reader trained on ``sources.squad_train`` (``model``), plus already fine-tuned
+    QA checkpoints evaluated as they are (``pretrained``: local dirs or cached hub names).
+
+    ``released_sets`` (relative to the project root unless absolute) is the directory of the
+    released ``{dev,adv}_{orig,para}.json``; skipped when absent or None.
+    """
+
+    model: ReaderConfig = ReaderConfig()
+    pretrained: tuple[str, ...] = ()
+    evaluate_dev: bool = Field(True, description="also score sources.squad_dev")
+    released_sets: str | None = "../shared/data/paraphrasing-squad"
+    n_bootstrap: int = Field(1000, ge=1)
+    bootstrap_seed: int = 0
+    confidence: float = Field(0.95, gt=0.0, lt=1.0)
+
+
 class ServerConfig(Section):
     """The local Prefect server of ``qastress server up`` (its database lives under
     ``paths.state/prefect``)."""
@@ -428,6 +447,7 @@ class Params(Section):
     retrieval: RetrievalConfig = RetrievalConfig()
     paraphrase: ParaphraseConfig = ParaphraseConfig()
     retriever_training: RetrieverTrainingConfig = RetrieverTrainingConfig()
+    readers: ReadersConfig = ReadersConfig()
     orchestration: OrchestrationConfig = OrchestrationConfig()
 
     def raw_path(self, source_key: str) -> Path:

@@ -269,6 +269,26 @@ class Layout:
         """Loss curves, steps and time of the pre-training and retriever training."""
         return self.params.paths.metrics / "retriever_training.json"
 
+    # --- extractive readers on original vs paraphrased questions (Gan & Ng, Tables 1-2) ---
+
+    def reader_dir(self, name: str) -> Path:
+        """A trained reader (Hugging Face checkpoint, ``load_reader`` reads it)."""
+        return self.params.paths.data / "readers" / name
+
+    def reader_predictions(self, reader: str) -> Path:
+        """``{id: answer}`` predictions JSON of one reader (``<set>_<orig|para>.json``)."""
+        return self.params.paths.results / "readers" / reader
+
+    @property
+    def readers_metrics(self) -> Path:
+        """EM/F1 of orig vs para per set and reader, drops with bootstrap CIs (JSON)."""
+        return self.params.paths.metrics / "readers.json"
+
+    @property
+    def readers_report(self) -> Path:
+        """Markdown Tables 1-2: EM/F1 on orig vs paraphrased questions."""
+        return self.params.paths.reports / "readers.md"
+
     # --- the study's report -------------------------------------------------------------------
 
     @property

@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "tasks.paraphraser_config": 0,
     "tasks.mlm_config": 0,
     "tasks.retriever_config": 0,
+    "tasks.reader_config": 0,
     "tasks.model_names": 0,
     "tasks.relation_templates": 0,
     "tasks.answer_modes": 0,

@@ -146,6 +146,14 @@ STAGES: tuple[Stage, ...] = (
         in_report=True,
     ),
     Stage(
+        name="train_retriever", flow="flows.train_retriever:train_retriever",
+        description="DPR retriever trained with Lightning (MLM-pre-trained small BERT offline).",
+        params=("profile", "profiles", "sources", "retriever_training"),
+        deps=(f"{_RAW}/wikipedia", f"{_RAW}/nq", "${paths.data}/entityquestions/dpr"),
+        outs=("${paths.data}/models/mlm-bert", "${paths.data}/models/retriever"),
+        metrics=_metrics("retriever_training"),
+    ),
+    Stage(
         name="paraphrase", flow="flows.paraphrase:paraphrase",
         description="Paraphrased SQuAD test sets (PPDB suggestions, paraphraser, filter).",
         params=("profile", "profiles", "sources", "demo_world", "paraphrase"),
@@ -164,6 +172,14 @@ STAGES: tuple[Stage, ...] = (
         outs=_reports("retrieval_paraphrased.md"),
         metrics=_metrics("retrieval_paraphrased"),
         in_report=True,
+    ),
+    Stage(
+        name="readers", flow="flows.readers:readers",
+        description="Extractive readers: EM/F1 on original vs paraphrased questions.",
+        params=("profile", "profiles", "sources", "readers"),
+        deps=(f"{_RAW}/squad", "${paths.data}/paraphrasing-squad"),
+        outs=("${paths.data}/readers", "${paths.results}/readers", *_reports("readers.md")),
+        metrics=_metrics("readers"),
     ),
     Stage(
         name="report", flow="flows.report:report",

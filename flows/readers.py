@@ -1,0 +1,67 @@
+"""Flow: readers on original vs paraphrased SQuAD questions (Gan & Ng, 2019, Tables 1-2).
+
+A reader (``readers.model``: any BERT-family checkpoint, ``AutoModelForQuestionAnswering``) is
+fine-tuned with Lightning on the SQuAD v1.1 training file (``sources.squad_train``) ->
+``data/readers/<model>/`` (Hugging Face checkpoint). It and the fine-tuned checkpoints of
+``readers.pretrained`` answer every question of the paraphrased test sets (the paraphrase
+flow's ``data/paraphrasing-squad/<set>_{orig,para}.json`` and, when present, the released sets
+of ``readers.released_sets``) -> ``results/readers/<reader>/<set>_<variant>.json`` ({id:
+answer}) -> EM/F1 of orig and para, the drop and its paired bootstrap CI ->
+``metrics/readers.json`` + ``reports/readers.md`` + Prefect table artifact.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow
+
+from flows._params import resolve
+from tasks.config import Params
+from tasks.layout import Layout
+from tasks.model_names import model_slug
+from tasks.reading.robustness import discover_sets
+from tasks.reading.stages import evaluate_task, predict_task, score_dev_task, train_reader_task
+
+
+@flow(name="readers", log_prints=True)
+def readers(params: Params | None = None, profile: str | None = None,
+            params_file: str | None = None) -> dict:
+    """Train the reader, predict the paraphrased sets, compare EM/F1 orig vs para."""
+    params = resolve(params, profile, params_file)
+    layout, cfg = Layout(params), params.readers
+    set_files = discover_sets(layout.paraphrase_test_sets)
+    released = Path(cfg.released_sets) if cfg.released_sets else None
+    set_files.update(discover_sets(released, prefix="released-"))
+    if released is not None and not released.is_dir():
+        print(f"released sets not found at {released}: skipped")
+    trained = model_slug(cfg.model.model)
+    model_dirs = {trained: layout.reader_dir(trained)}
+    train_reader_task(params.raw_path("squad_train"), model_dirs[trained], cfg.model)
+    model_dirs.update({model_slug(name): name for name in cfg.pretrained})
+    inputs = {f"{name}_{variant}": path for name, pair in set_files.items()
+              for variant, path in zip(("orig", "para"), pair, strict=True)}
+    if cfg.evaluate_dev:
+        inputs["squad_dev"] = params.raw_path("squad_dev")
+    predictions = {
+        reader: predict_task(model_dir, inputs, layout.reader_predictions(reader),
+                             batch_size=cfg.model.predict_batch_size)
+        for reader, model_dir in model_dirs.items()}
+    dev = (score_dev_task({r: p["squad_dev"] for r, p in predictions.items()},
+                          params.raw_path("squad_dev")) if cfg.evaluate_dev else None)
+    metrics = evaluate_task(predictions, set_files, layout.readers_metrics,
+                            layout.readers_report, dev, n_bootstrap=cfg.n_bootstrap,
+                            seed=cfg.bootstrap_seed, confidence=cfg.confidence)
+    for reader, sets in metrics["readers"].items():
+        for name, b in sets.items():
+            d = b["f1_drop"]
+            print(f"{name} {reader}: F1 orig {b['orig']['f1']:.2f} para {b['para']['f1']:.2f} "
+                  f"drop {d['difference']:+.2f} [{d['ci_low']:+.2f}, {d['ci_high']:+.2f}]")
+    print(f"readers orig vs paraphrased -> {layout.readers_report}")
+    return metrics
+
+
+if __name__ == "__main__":
+    from flows.cli import main_for
+
+    main_for("readers")

@@ -1,0 +1,96 @@
+"""Lightning module and data module of the reader: span cross-entropy, AdamW, linear warmup."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytorch_lightning as pl
+import torch
+from torch.utils.data import DataLoader
+
+from models.reader.config import ReaderConfig
+from models.reader.data import WindowCollator, WindowDataset
+from models.reader.features import Window
+
+
+def linear_warmup(warmup: int, total: int):
+    """Multiplier of the base learning rate at step ``step``: linear up, then linear down."""
+
+    def factor(step: int) -> float:
+        if warmup and step < warmup:
+            return (step + 1) / warmup
+        return max(0.0, (total - step) / max(1, total - warmup))
+
+    return factor
+
+
+class ReaderModule(pl.LightningModule):
+    """Fine-tunes an ``AutoModelForQuestionAnswering`` on labelled windows.
+
+    The loss is the model's own: mean of the start and end cross-entropies (Hugging Face's
+    ``*ForQuestionAnswering``).
+    """
+
+    def __init__(self, model: Any, config: ReaderConfig) -> None:
+        super().__init__()
+        self.model = model.train()  # from_pretrained returns eval mode: dropout on to train
+        self.config = config
+        self.history: list[dict[str, float]] = []
+
+    def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        loss = self.model(**batch).loss
+        size = batch["input_ids"].shape[0]
+        self.log("train_loss", loss, prog_bar=True, batch_size=size)
+        step = self.global_step + 1
+        if step % self.config.log_every_n_steps == 0 or step == 1:
+            self.history.append({"step": step, "loss": float(loss.detach()),
+                                 "lr": float(self.optimizers().param_groups[0]["lr"])})
+        return loss
+
+    def validation_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        loss = self.model(**batch).loss
+        self.log("val_loss", loss, batch_size=batch["input_ids"].shape[0], sync_dist=True)
+        return loss
+
+    def configure_optimizers(self):
+        decay, no_decay = [], []
+        for name, param in self.model.named_parameters():
+            if param.requires_grad:
+                (no_decay if param.ndim < 2 or "LayerNorm" in name else decay).append(param)
+        optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": self.config.weight_decay},
+                                       {"params": no_decay, "weight_decay": 0.0}],
+                                      lr=self.config.lr)
+        total = self.config.max_steps or int(self.trainer.estimated_stepping_batches)
+        warmup = int(self.config.warmup_ratio * total)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, linear_warmup(warmup, total))
+        return {"optimizer": optimizer,
+                "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+
+class ReaderDataModule(pl.LightningDataModule):
+    """Train (seeded shuffle) and validation loaders over labelled windows."""
+
+    def __init__(self, train: Sequence[Window], val: Sequence[Window] | None, pad_id: int,
+                 batch_size: int, seed: int = 0, num_workers: int = 0) -> None:
+        super().__init__()
+        if not train:
+            raise ValueError("no training windows")
+        self.train_set = WindowDataset(train)
+        self.val_set = WindowDataset(val) if val else None
+        self.collate = WindowCollator(pad_id)
+        self.batch_size = batch_size
+        self.seed = seed
+        self.num_workers = num_workers
+
+    def train_dataloader(self) -> DataLoader:
+        return DataLoader(self.train_set, batch_size=self.batch_size, shuffle=True,
+                          generator=torch.Generator().manual_seed(self.seed),
+                          collate_fn=self.collate, num_workers=self.num_workers,
+                          persistent_workers=self.num_workers > 0)
+
+    def val_dataloader(self) -> DataLoader | list:
+        if self.val_set is None:
+            return []
+        return DataLoader(self.val_set, batch_size=self.batch_size, collate_fn=self.collate,
+                          num_workers=self.num_workers)

@@ -1,0 +1,161 @@
+"""Gan & Ng (2019), Tables 1-2: readers' EM/F1 on original vs paraphrased SQuAD questions.
+
+A test set is a pair of SQuAD v1.1 files ``<set>_orig.json`` / ``<set>_para.json`` whose
+questions align BY POSITION (the release gives the para question another id). For each reader
+and set: EM and F1 (official v1.1 script) of orig and para, the drop ``orig - para`` in points
+(positive = paraphrasing hurts) and its paired bootstrap CI over question positions.
+EM uses :func:`tasks.evaluation.topk.bootstrap_difference` (0/1 per question); F1 is real-valued
+in [0, 1], which that helper refuses, so :func:`bootstrap_scores` runs the same resampling
+(same generator, same draws) on real values and delegates to it for 0/1 values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from tasks.evaluation.topk import bootstrap_difference
+from tasks.io.atomic import write_json, write_text
+from tasks.io.squad import read_predictions
+from tasks.reading.scoring import question_scores, read_squad_v11, score_predictions
+from tasks.reporting.tables import markdown_table, publish_table_artifact
+
+VARIANTS = ("orig", "para")
+SetFiles = Mapping[str, tuple[Path, Path]]
+
+
+def discover_sets(sets_dir: Path | None, prefix: str = "") -> dict[str, tuple[Path, Path]]:
+    """``{prefix + set: (orig, para)}`` for every ``<set>_orig.json`` with a ``_para.json``
+    beside it (sorted; ``{}`` when the directory is absent or None)."""
+    if sets_dir is None or not Path(sets_dir).is_dir():
+        return {}
+    found = {}
+    for orig in sorted(Path(sets_dir).glob("*_orig.json")):
+        name = orig.name[: -len("_orig.json")]
+        para = orig.with_name(f"{name}_para.json")
+        if para.is_file():
+            found[prefix + name] = (orig, para)
+    return found
+
+
+def bootstrap_scores(a: Sequence[float], b: Sequence[float], n: int = 1000, seed: int = 0,
+                     confidence: float = 0.95) -> tuple[float, float, float]:
+    """Paired bootstrap of ``mean(a) - mean(b)``: ``(observed, low, high)``.
+
+    0/1 values go to :func:`bootstrap_difference`; real values in [0, 1] are resampled with
+    exactly its draws (``default_rng(seed).integers`` in the same chunks), so EM and F1 CIs of
+    the same questions use the same resamples.
+    """
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if x.ndim == 1 and x.shape == y.shape and np.isin(x, (0.0, 1.0)).all() \
+            and np.isin(y, (0.0, 1.0)).all():
+        return bootstrap_difference(x, y, n=n, seed=seed, confidence=confidence)
+    if x.ndim != 1 or x.shape != y.shape or x.size == 0:
+        raise ValueError(f"scores must be two non-empty 1-d sequences of equal length, got "
+                         f"{x.shape} and {y.shape}")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise ValueError("scores must be finite")
+    if n < 1 or not 0.0 < confidence < 1.0:
+        raise ValueError(f"need n >= 1 and 0 < confidence < 1, got {n}, {confidence}")
+    diff, size = x - y, x.size
+    rng = np.random.default_rng(seed)
+    means = np.empty(n, dtype=np.float64)
+    chunk = max(1, min(n, 2_000_000 // size))
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        means[start:stop] = diff[rng.integers(0, size, size=(stop - start, size))].mean(axis=1)
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.percentile(means, [100.0 * alpha, 100.0 * (1.0 - alpha)])
+    return float(diff.mean()), float(low), float(high)
+
+
+def evaluate_set(orig_path: Path, para_path: Path, orig_pred: Mapping[str, str],
+                 para_pred: Mapping[str, str], n_bootstrap: int = 1000, seed: int = 0,
+                 confidence: float = 0.95) -> dict:
+    """EM/F1 of orig and para, the drops and their CIs (points) for one reader and set."""
+    orig, para = read_squad_v11(orig_path), read_squad_v11(para_path)
+    if len(orig) != len(para):
+        raise ValueError(f"{orig_path} has {len(orig)} questions but {para_path} has "
+                         f"{len(para)}; orig and para questions must align by position")
+    block: dict = {"questions": len(orig)}
+    per_q = {}
+    for variant, data, pred in (("orig", orig, orig_pred), ("para", para, para_pred)):
+        report = score_predictions(data, pred)
+        block[variant] = {"exact_match": round(report.exact_match, 2),
+                          "f1": round(report.f1, 2), "missing": len(report.missing_ids)}
+        per_q[variant] = question_scores(data, pred)
+    for i, metric in enumerate(("exact_match", "f1")):
+        diff, low, high = bootstrap_scores([s[i] for s in per_q["orig"]],
+                                           [s[i] for s in per_q["para"]], n=n_bootstrap,
+                                           seed=seed, confidence=confidence)
+        block[f"{metric}_drop"] = {"difference": round(100 * diff, 2),
+                                   "ci_low": round(100 * low, 2),
+                                   "ci_high": round(100 * high, 2),
+                                   "significant": bool(low > 0 or high < 0)}
+    return block
+
+
+def evaluate_readers(predictions: Mapping[str, Mapping[str, Path]], set_files: SetFiles,
+                     n_bootstrap: int = 1000, seed: int = 0, confidence: float = 0.95) -> dict:
+    """``predictions[reader]["<set>_<orig|para>"]`` files -> metrics of every reader and set."""
+    readers: dict[str, dict] = {}
+    for reader, files in predictions.items():
+        readers[reader] = {
+            name: evaluate_set(orig, para, read_predictions(files[f"{name}_orig"]),
+                               read_predictions(files[f"{name}_para"]), n_bootstrap, seed,
+                               confidence)
+            for name, (orig, para) in set_files.items()}
+    return {"statistic": "EM/F1 in percent (official SQuAD v1.1); drop = orig - para in points "
+                         "(positive: paraphrasing hurts), paired bootstrap over question "
+                         "positions",
+            "n_bootstrap": n_bootstrap, "seed": seed, "confidence": confidence,
+            "sets": {name: [str(o), str(p)] for name, (o, p) in set_files.items()},
+            "readers": readers}
+
+
+def reader_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
+    """One row per reader and set: orig / para EM and F1, the drops with CIs."""
+    header = ["set", "reader", "questions", "orig EM", "orig F1", "para EM", "para F1",
+              "EM drop", "EM 95% CI", "F1 drop", "F1 95% CI"]
+    rows: list[list[object]] = []
+    for reader, sets in metrics["readers"].items():
+        for name, b in sets.items():
+            row: list[object] = [name, reader, b["questions"], b["orig"]["exact_match"],
+                                 b["orig"]["f1"], b["para"]["exact_match"], b["para"]["f1"]]
+            for metric in ("exact_match", "f1"):
+                d = b[f"{metric}_drop"]
+                row += [f"{d['difference']:+.2f}", f"[{d['ci_low']:+.2f}, {d['ci_high']:+.2f}]"
+                        + (" *" if d["significant"] else "")]
+            rows.append(row)
+    return header, rows
+
+
+def write_reader_tables(metrics: dict, metrics_path: Path, report_path: Path,
+                        dev_scores: Mapping[str, Mapping] | None = None) -> dict:
+    """Metrics JSON + Markdown Tables 1-2 + Prefect table artifact."""
+    if dev_scores:
+        metrics = {**metrics, "squad_dev": dict(dev_scores)}
+    write_json(metrics_path, metrics, indent=2)
+    level = round(100 * metrics["confidence"])
+    text = ("# Readers on original vs paraphrased questions (Gan & Ng, 2019, Tables 1-2)\n\n"
+            "EM/F1 in percent (official SQuAD v1.1 script); drop = orig - para in points with "
+            f"a paired bootstrap {level}% CI over question positions "
+            f"({metrics['n_bootstrap']} resamples; * = excludes 0). Positive = paraphrasing "
+            "hurts. `dev` = non-adversarial set (Table 1), `adv` = adversarial (Table 2); "
+            "`released-` = the sets of the paper's release.\n\n")
+    if metrics["readers"] and metrics["sets"]:
+        header, rows = reader_rows(metrics)
+        text += markdown_table(header, rows)
+        publish_table_artifact("readers-paraphrased", header, rows,
+                               "EM/F1 of readers, original vs paraphrased questions")
+    else:
+        text += "No paraphrased test set was found: nothing to compare.\n"
+    if dev_scores:
+        text += "\n## SQuAD dev (the readers' in-domain accuracy)\n\n" + markdown_table(
+            ["reader", "EM", "F1", "questions"],
+            [[r, round(s["exact_match"], 2), round(s["f1"], 2), s["questions"]]
+             for r, s in dev_scores.items()])
+    write_text(report_path, text)
+    return metrics

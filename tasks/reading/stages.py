@@ -1,0 +1,78 @@
+"""The reader as pipeline steps: train on a SQuAD file, predict SQuAD files, score them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from models.reader.config import ReaderConfig
+from tasks.io.squad import read_squad, write_predictions
+from tasks.orchestration import artifact_task
+from tasks.reading.robustness import evaluate_readers, write_reader_tables
+from tasks.reading.scoring import read_squad_v11, score_prediction_file
+
+
+def resolve_reader_model(model: str) -> Path:
+    """Local directory of ``packaged:<name>``, a local path or a cached hub name."""
+    from tasks.retrieval.encoders import resolve_model_path
+
+    return resolve_model_path(model)
+
+
+def train_reader_on_squad(train_file: Path, out_dir: Path, config: ReaderConfig,
+                          val_file: Path | None = None) -> dict:
+    """Fine-tune ``config.model`` on a SQuAD v1.1 training file; save to ``out_dir``."""
+    from models.reader.api import train_reader
+
+    examples = list(read_squad_v11(train_file).questions())
+    val = list(read_squad_v11(val_file).questions()) if val_file else None
+    train_reader(examples, config, out_dir, resolve_reader_model(config.model),
+                 val_examples=val)
+    return {"questions": len(examples), "out_dir": str(out_dir)}
+
+
+def predict_squad_files(model_dir: str | Path, data_files: Mapping[str, Path], out_dir: Path,
+                        batch_size: int = 64, device: str = "auto") -> dict[str, Path]:
+    """``{name: SQuAD file}`` -> ``out_dir/<name>.json`` predictions ``{id: answer}`` (atomic).
+
+    ``model_dir`` is a reader checkpoint or any HF QA model (resolved like ``config.model``).
+    """
+    import torch
+
+    from models.reader.api import load_reader
+
+    device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+    reader = load_reader(resolve_reader_model(str(model_dir)), device=device,
+                         bf16=device == "cuda")
+    written = {}
+    for name, path in data_files.items():
+        questions = list(read_squad(path).questions())
+        written[name] = write_predictions(Path(out_dir) / f"{name}.json",
+                                          reader.answers(questions, batch_size))
+    return written
+
+
+def score_squad_files(predictions: Mapping[str, Path], data_file: Path) -> dict[str, dict]:
+    """``{reader: predictions file}`` on one SQuAD file -> ``{reader: ScoreReport dict}``."""
+    return {reader: score_prediction_file(data_file, path).as_dict()
+            for reader, path in predictions.items()}
+
+
+def evaluate_reader_predictions(predictions: Mapping[str, Mapping[str, Path]],
+                                set_files: Mapping[str, tuple[Path, Path]], metrics_path: Path,
+                                report_path: Path, dev_scores: Mapping[str, Mapping] | None,
+                                n_bootstrap: int = 1000, seed: int = 0,
+                                confidence: float = 0.95) -> dict:
+    """Tables 1-2 from prediction files -> metrics JSON, Markdown, Prefect artifact."""
+    metrics = evaluate_readers(predictions, set_files, n_bootstrap, seed, confidence)
+    return write_reader_tables(metrics, metrics_path, report_path, dev_scores)
+
+
+train_reader_task = artifact_task(train_reader_on_squad, outputs=("out_dir",),
+                                  name="readers: train reader")
+predict_task = artifact_task(predict_squad_files, outputs=("out_dir",),
+                             name="readers: predict")
+score_dev_task = artifact_task(score_squad_files, name="readers: score SQuAD dev")
+evaluate_task = artifact_task(evaluate_reader_predictions,
+                              outputs=("metrics_path", "report_path"),
+                              name="readers: orig vs para tables")

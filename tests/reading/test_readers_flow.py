@@ -1,0 +1,61 @@
+"""The readers flow on the smoke world with a tiny random BERT: checkpoint, predictions for
+every set file, Tables 1-2 metrics + Markdown; absent released sets are skipped."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tasks.io.squad import read_predictions, read_squad, write_squad
+from tasks.layout import Layout
+from tasks.orchestration import run_settings
+
+
+@pytest.fixture(scope="module")
+def flow_run(prefect_api, smoke_world, tiny_bert, tmp_path_factory):
+    from flows.readers import readers
+
+    root = tmp_path_factory.mktemp("readers")
+    params = smoke_world.model_copy(update={
+        "paths": smoke_world.paths.model_copy(update={
+            name: root / name for name in ("results", "metrics", "reports", "state")}),
+        "readers": smoke_world.readers.model_copy(update={
+            "model": smoke_world.readers.model.model_copy(update={"model": str(tiny_bert)}),
+            "released_sets": str(root / "no-release")})})
+    layout = Layout(params)
+    dev = read_squad(params.raw_path("squad_dev")).raw
+    para = json.loads(json.dumps(dev))
+    for article in para["data"]:
+        for paragraph in article["paragraphs"]:
+            for qa in paragraph["qas"]:
+                qa["id"] += "-p"
+                qa["question"] = qa["question"].lower()
+    sets_dir = root / "sets"
+    write_squad(sets_dir / "dev_orig.json", dev)
+    write_squad(sets_dir / "dev_para.json", para)
+    layout = Layout(params)
+    patch = pytest.MonkeyPatch()
+    patch.setattr(Layout, "paraphrase_test_sets", property(lambda self: sets_dir))
+    try:
+        with run_settings(params.paths.state):
+            metrics = readers(params=params)
+    finally:
+        patch.undo()
+    return params, layout, metrics, dev
+
+
+def test_flow_writes_checkpoint_predictions_and_tables(flow_run):
+    params, layout, metrics, dev = flow_run
+    name = "tiny-bert"
+    assert (layout.reader_dir(name) / "model.safetensors").is_file()
+    n = sum(len(p["qas"]) for a in dev["data"] for p in a["paragraphs"])
+    for variant in ("dev_orig", "dev_para", "squad_dev"):
+        preds = read_predictions(layout.reader_predictions(name) / f"{variant}.json")
+        assert len(preds) == n
+    block = metrics["readers"][name]["dev"]
+    assert block["questions"] == n and set(metrics["sets"]) == {"dev"}
+    assert block["exact_match_drop"]["ci_low"] <= block["exact_match_drop"]["difference"]
+    saved = json.loads(layout.readers_metrics.read_text())
+    assert saved["squad_dev"][name]["questions"] == n
+    assert f"| dev | {name} | {n} |" in layout.readers_report.read_text()
