@@ -64,7 +64,7 @@ def paraphrased_evaluation(params: Params, layout: Layout, names: list[str]) -> 
     if not set_files:
         skip_note(layout)
         return None
-    retrievers = registry_from_config(cfg).needed(names)
+    retrievers = registry_from_config(cfg, layout.trained_retriever).needed(names)
     collection = context_collection(params, layout, set_files, retrievers)
     indexes = prepare_indexes(retrievers, collection, params.orchestration)
     where = layout.retrieval_paraphrased_results

@@ -54,6 +54,9 @@ def readers(params: Params | None = None, profile: str | None = None,
                             seed=cfg.bootstrap_seed, confidence=cfg.confidence)
     for reader, sets in metrics["readers"].items():
         for name, b in sets.items():
+            if not b["questions"]:
+                print(f"{name}: empty set, nothing to score")
+                continue
             d = b["f1_drop"]
             print(f"{name} {reader}: F1 orig {b['orig']['f1']:.2f} para {b['para']['f1']:.2f} "
                   f"drop {d['difference']:+.2f} [{d['ci_low']:+.2f}, {d['ci_high']:+.2f}]")

@@ -136,7 +136,7 @@ def retrieval(params: Params | None = None, profile: str | None = None,
     params = resolve(params, profile, params_file)
     layout, cfg = Layout(params), params.retrieval
     names = list(dict.fromkeys(cfg.retrievers))
-    retrievers = registry_from_config(cfg).needed(names)
+    retrievers = registry_from_config(cfg, layout.trained_retriever).needed(names)
     collection = passage_collection(params, layout, retrievers)
     indexes = prepare_indexes(retrievers, collection, params.orchestration)
 

@@ -208,7 +208,9 @@ class DenseConfig(Section):
 class NamedDenseConfig(Section):
     """One more dense retriever under its own name (e.g. a fine-tuned DPR pair): its encoder;
     everything else (batching, shards, index kind, top-k, device) from ``retrieval.dense``.
-    Its passages get their own index (``data/indexes/dense/<model slug>/``)."""
+    Its passages get their own index (``data/indexes/dense/<retriever name>/``). ``model:
+    trained:<run>`` is the pair the train-retriever flow saved (``data/models/retriever/<run>``).
+    """
 
     model: str = Field(min_length=1)
     ctx_model: str | None = None
@@ -223,11 +225,13 @@ class RetrievalConfig(Section):
     bm25: BM25Config = BM25Config()
     dense: DenseConfig = DenseConfig()
     retrievers: tuple[str, ...] = Field(
-        ("bm25", "dense", "hybrid"), min_length=1,
+        ("bm25", "dense", "hybrid", "dpr-nq"), min_length=1,
         description="retrievers to evaluate: bm25, dense, a name of dense_retrievers or hybrids")
     # The retriever registry (tasks/retrieval/retrievers.py): more dense encoders by name, and
     # hybrids = reciprocal rank fusion (k = rrf_k) of two registered retrievers.
-    dense_retrievers: dict[str, NamedDenseConfig] = Field(default_factory=dict)
+    dense_retrievers: dict[str, NamedDenseConfig] = Field(default_factory=lambda: {
+        "dpr-nq": NamedDenseConfig(model="trained:dpr-nq",
+                                   title="DPR-NQ (trained by train-retriever)")})
     hybrids: dict[str, tuple[str, str]] = Field(default_factory=lambda: {"hybrid": ("bm25",
                                                                                     "dense")})
     rrf_k: int = Field(60, ge=0, description="k of reciprocal rank fusion (Cormack et al.)")

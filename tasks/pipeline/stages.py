@@ -100,6 +100,7 @@ def _plots(*names: str) -> tuple[str, ...]:
 
 _RAW = "${paths.data}/raw"
 _RETRIEVAL_METRICS = _metrics("retrieval_bm25", "retrieval_dense", "retrieval_hybrid",
+                              "retrieval_dpr-nq",
                               "retrieval_comparison", "retrieval_buckets")
 _FIGURES = _plots("retrieval_accuracy_vs_k.png", "retrieval_buckets.png")
 
@@ -130,28 +131,29 @@ STAGES: tuple[Stage, ...] = (
         in_report=True,
     ),
     Stage(
-        name="retrieval", flow="flows.retrieval:retrieval",
-        description="BM25, dense and hybrid retrieval with top-k accuracy.",
-        params=("profile", "profiles", "retrieval", "entity_questions.n_buckets",
-                "entity_questions.bucket_order"),
-        deps=(f"{_RAW}/wikipedia", "${paths.data}/indexes/bm25",
-              "${paths.data}/entityquestions/dataset",
-              "${paths.data}/entityquestions/questions.parquet"),
-        outs=("${paths.data}/indexes/dense", "${paths.results}/retrieval",
-              *_reports("retrieval_bm25_topk.md", "retrieval_dense_topk.md",
-                        "retrieval_hybrid_topk.md", "retrieval_comparison.md"),
-              *_FIGURES),
-        metrics=_RETRIEVAL_METRICS,
-        plots=_plots("retrieval_accuracy_vs_k.csv", "retrieval_buckets.csv"),
-        in_report=True,
-    ),
-    Stage(
         name="train_retriever", flow="flows.train_retriever:train_retriever",
         description="DPR retriever trained with Lightning (MLM-pre-trained small BERT offline).",
         params=("profile", "profiles", "sources", "retriever_training"),
         deps=(f"{_RAW}/wikipedia", f"{_RAW}/nq", "${paths.data}/entityquestions/dpr"),
         outs=("${paths.data}/models/mlm-bert", "${paths.data}/models/retriever"),
         metrics=_metrics("retriever_training"),
+    ),
+    Stage(
+        name="retrieval", flow="flows.retrieval:retrieval",
+        description="BM25, dense and hybrid retrieval with top-k accuracy.",
+        params=("profile", "profiles", "retrieval", "entity_questions.n_buckets",
+                "entity_questions.bucket_order"),
+        deps=(f"{_RAW}/wikipedia", "${paths.data}/indexes/bm25", "${paths.data}/models/retriever",
+              "${paths.data}/entityquestions/dataset",
+              "${paths.data}/entityquestions/questions.parquet"),
+        outs=("${paths.data}/indexes/dense", "${paths.results}/retrieval",
+              *_reports("retrieval_bm25_topk.md", "retrieval_dense_topk.md",
+                        "retrieval_hybrid_topk.md", "retrieval_dpr-nq_topk.md",
+                        "retrieval_comparison.md"),
+              *_FIGURES),
+        metrics=_RETRIEVAL_METRICS,
+        plots=_plots("retrieval_accuracy_vs_k.csv", "retrieval_buckets.csv"),
+        in_report=True,
     ),
     Stage(
         name="paraphrase", flow="flows.paraphrase:paraphrase",
@@ -168,7 +170,7 @@ STAGES: tuple[Stage, ...] = (
         flow="flows.paraphrased_retrieval:paraphrased_retrieval",
         description="Retrieval on original vs paraphrased questions.",
         params=("profile", "profiles", "retrieval"),
-        deps=("${paths.data}/paraphrasing-squad",),
+        deps=("${paths.data}/paraphrasing-squad", "${paths.data}/models/retriever"),
         outs=_reports("retrieval_paraphrased.md"),
         metrics=_metrics("retrieval_paraphrased"),
         in_report=True,
@@ -195,7 +197,7 @@ STAGES: tuple[Stage, ...] = (
 DVC_PLOTS: tuple[dict[str, Any], ...] = (
     {"EntityQuestions top-k retrieval accuracy (macro average, %)": {
         "template": "linear", "x": "k",
-        "y": {"plots/retrieval_accuracy_vs_k.csv": ["bm25", "dense", "hybrid"]}}},
+        "y": {"plots/retrieval_accuracy_vs_k.csv": ["bm25", "dense", "hybrid", "dpr-nq"]}}},
     # Figure 1 data, long format (set, relation, bucket, retriever, accuracy): one point per
     # row (scatter, since rows of several series share x); the PNG has one panel per relation.
     {"EntityQuestions top-k accuracy per subject-frequency bucket (Figure 1, %)": {

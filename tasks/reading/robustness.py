@@ -74,12 +74,15 @@ def bootstrap_scores(a: Sequence[float], b: Sequence[float], n: int = 1000, seed
 def evaluate_set(orig_path: Path, para_path: Path, orig_pred: Mapping[str, str],
                  para_pred: Mapping[str, str], n_bootstrap: int = 1000, seed: int = 0,
                  confidence: float = 0.95) -> dict:
-    """EM/F1 of orig and para, the drops and their CIs (points) for one reader and set."""
+    """EM/F1 of orig and para, the drops and their CIs (points) for one reader and set
+    (``{"questions": 0}`` alone for an empty set)."""
     orig, para = read_squad_v11(orig_path), read_squad_v11(para_path)
     if len(orig) != len(para):
         raise ValueError(f"{orig_path} has {len(orig)} questions but {para_path} has "
                          f"{len(para)}; orig and para questions must align by position")
     block: dict = {"questions": len(orig)}
+    if not orig:  # an empty set (e.g. no paraphrase passed the filter): nothing to score
+        return block
     per_q = {}
     for variant, data, pred in (("orig", orig, orig_pred), ("para", para, para_pred)):
         report = score_predictions(data, pred)
@@ -122,6 +125,9 @@ def reader_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
     rows: list[list[object]] = []
     for reader, sets in metrics["readers"].items():
         for name, b in sets.items():
+            if not b["questions"]:
+                rows.append([name, reader, 0, *["-"] * (len(header) - 3)])
+                continue
             row: list[object] = [name, reader, b["questions"], b["orig"]["exact_match"],
                                  b["orig"]["f1"], b["para"]["exact_match"], b["para"]["f1"]]
             for metric in ("exact_match", "f1"):

@@ -17,8 +17,9 @@ retriever indexes a collection and runs a query set is written once, for all kin
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from tasks.config import BM25Config, DenseConfig, NamedDenseConfig, RetrievalConfig
 from tasks.retrieval.encoders import EncoderSpec, resolve_encoder_spec
@@ -53,8 +54,10 @@ class DenseRetriever:
 
     @property
     def model_name(self) -> str:
-        """Directory-safe model name: where its shards and index live."""
-        return self.config.model_name
+        """Directory-safe name of its encoder, where its shards and index live: the model's
+        slug for ``dense``, the retriever's own name for a named one (two trained pairs both
+        end in ``question_encoder/``)."""
+        return self.config.model_name if self.name == "dense" else self.name
 
     def encoder(self) -> EncoderSpec:
         """The encoder, resolved to local files with its content fingerprint.
@@ -65,7 +68,7 @@ class DenseRetriever:
         cfg = self.config
         return resolve_encoder_spec(cfg.model, cfg.ctx_model, pooling=cfg.pooling,
                                     max_length=cfg.max_length, normalize=cfg.normalize,
-                                    name=cfg.model_name)
+                                    name=self.model_name)
 
 
 @dataclass(frozen=True)
@@ -160,10 +163,43 @@ class RetrieverRegistry:
         return [r for n, r in self._items.items() if n in wanted]
 
 
-def registry_from_config(cfg: RetrievalConfig) -> RetrieverRegistry:
-    """bm25, dense, ``dense_retrievers`` and ``hybrids`` of the retrieval config."""
+#: ``retrieval.dense_retrievers.<name>.model: trained:<run>``: a retriever trained by the
+#: train-retriever flow (``Layout.trained_retriever(run)``), resolved when the registry is built.
+TRAINED_PREFIX = "trained:"
+
+
+def trained_encoder_config(named: NamedDenseConfig, trained_dir: Path) -> NamedDenseConfig:
+    """A ``trained:`` encoder as the saved directories of
+    :func:`models.retriever.export.save_biencoder`: a DPR pair (``question_encoder/`` +
+    ``ctx_encoder/``, [CLS], DPR's raw dot product) or one shared ``encoder/``."""
+    from models.retriever.export import CTX_DIR, QUESTION_DIR, SHARED_DIR
+
+    trained_dir = Path(trained_dir)
+    if (trained_dir / SHARED_DIR).is_dir():
+        return named.model_copy(update={"model": str(trained_dir / SHARED_DIR),
+                                        "normalize": False})
+    if not (trained_dir / QUESTION_DIR).is_dir():
+        raise FileNotFoundError(
+            f"{named.model}: no trained retriever at {trained_dir} (expected {QUESTION_DIR}/ + "
+            f"{CTX_DIR}/ or {SHARED_DIR}/); run the train-retriever stage first")
+    return named.model_copy(update={"model": str(trained_dir / QUESTION_DIR),
+                                    "ctx_model": str(trained_dir / CTX_DIR),
+                                    "normalize": False})
+
+
+def registry_from_config(cfg: RetrievalConfig,
+                         trained_dir: Callable[[str], Path] | None = None) -> RetrieverRegistry:
+    """bm25, dense, ``dense_retrievers`` and ``hybrids`` of the retrieval config.
+
+    ``trained_dir(run)``: where the train-retriever flow saved ``run`` (for ``trained:<run>``
+    encoders; :meth:`tasks.layout.Layout.trained_retriever`)."""
     registry = RetrieverRegistry([BM25Retriever(cfg.bm25), DenseRetriever(cfg.dense)])
     for name, named in cfg.dense_retrievers.items():
+        if named.model.startswith(TRAINED_PREFIX):
+            if trained_dir is None:
+                raise ValueError(f"retrieval.dense_retrievers.{name}: {named.model!r} needs the "
+                                 "project layout (where trained retrievers are saved)")
+            named = trained_encoder_config(named, trained_dir(named.model[len(TRAINED_PREFIX):]))
         registry.register(DenseRetriever(dense_config(cfg.dense, named), name=name,
                                          title=named.title or name))
     for name, inputs in cfg.hybrids.items():
