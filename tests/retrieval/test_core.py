@@ -56,7 +56,7 @@ def test_registry_from_params_registers_named_dense_and_hybrids():
 
 
 def test_default_hybrid_and_bad_registrations():
-    registry = registry_from_config(RetrievalConfig())
+    registry = registry_from_config(RetrievalConfig(dense_retrievers={}, retrievers=("bm25",)))
     assert registry["hybrid"].title == "hybrid: BM25 + dense, RRF"
     assert registry["hybrid"].depth == 100
     with pytest.raises(ValueError, match="already registered"):
@@ -64,7 +64,7 @@ def test_default_hybrid_and_bad_registrations():
     with pytest.raises(ValueError, match="two distinct registered"):
         RetrieverRegistry().hybrid("h", ("bm25", "dense"))
     with pytest.raises(ValueError, match="not registered"):
-        RetrievalConfig(retrievers=("bm25", "dpr-nq"))
+        RetrievalConfig(retrievers=("bm25", "not-registered"))
     with pytest.raises(ValueError, match="dashes only"):
         RetrievalConfig(hybrids={"bm25+dense": ("bm25", "dense")})
     with pytest.raises(ValueError, match="fuses unknown"):
@@ -77,7 +77,27 @@ def test_params_yaml_registry_defaults_equal_code_defaults():
     params = load_params(Path(__file__).resolve().parents[2] / "params.yaml", profile="smoke")
     code = RetrievalConfig()
     assert params.retrieval.hybrids == code.hybrids and params.retrieval.rrf_k == code.rrf_k
-    assert params.retrieval.dense_retrievers == code.dense_retrievers == {}
+    assert params.retrieval.dense_retrievers == code.dense_retrievers
+    assert code.dense_retrievers["dpr-nq"].model == "trained:dpr-nq"
+
+
+def test_trained_retriever_resolves_to_the_saved_pair_or_a_clear_error(tmp_path):
+    cfg = RetrievalConfig()  # dpr-nq: trained:dpr-nq
+    with pytest.raises(ValueError, match="needs the project layout"):
+        registry_from_config(cfg)
+    with pytest.raises(FileNotFoundError, match="run the train-retriever stage first"):
+        registry_from_config(cfg, lambda run: tmp_path / run)
+    for side in ("question_encoder", "ctx_encoder"):
+        (tmp_path / "dpr-nq" / side).mkdir(parents=True)
+    dpr = registry_from_config(cfg, lambda run: tmp_path / run)["dpr-nq"]
+    assert dpr.config.model == str(tmp_path / "dpr-nq" / "question_encoder")
+    assert dpr.config.ctx_model == str(tmp_path / "dpr-nq" / "ctx_encoder")
+    assert dpr.config.normalize is False and dpr.model_name == "dpr-nq"
+    (tmp_path / "shared" / "encoder").mkdir(parents=True)
+    shared = registry_from_config(
+        RetrievalConfig(dense_retrievers={"mine": {"model": "trained:shared"}},
+                        retrievers=("mine",)), lambda run: tmp_path / run)["mine"]
+    assert shared.config.model == str(tmp_path / "shared" / "encoder")
 
 
 def test_passages_are_read_once_for_every_run_and_query_set(tmp_path, monkeypatch):
