@@ -31,7 +31,7 @@ def answer_tokens(text: str) -> list[str]:
 
 def has_answer(answers: Sequence[str], text: str) -> bool:
     """DPR's string-mode ``has_answer`` (answer tokens contiguous in the passage tokens)."""
-    return passage_has_answer(list(answers), text)
+    return passage_has_answer(list(answers), text, mode="dpr-string")
 
 
 class AnswerMatcher:

@@ -94,7 +94,7 @@ def find_positives(passages_tsv: Path, questions: Sequence[TrainingQuestion],
         for key in mentioned:
             for index in by_subject[key]:
                 question = questions[index]
-                if passage_has_answer(question.answers, passage.text):
+                if passage_has_answer(question.answers, passage.text, mode="dpr-string"):
                     titled = 0 if normalise_tokens(passage.title) == key else 1
                     found[index].append((titled, order, DprCtx(
                         passage.title, passage.text, None, None, passage.id)))
