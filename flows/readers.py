@@ -18,9 +18,9 @@ from prefect import flow
 
 from flows._params import resolve
 from tasks.config import Params
+from tasks.io.squad import discover_paraphrase_sets
 from tasks.layout import Layout
 from tasks.model_names import model_slug
-from tasks.reading.robustness import discover_sets
 from tasks.reading.stages import evaluate_task, predict_task, score_dev_task, train_reader_task
 
 
@@ -30,9 +30,9 @@ def readers(params: Params | None = None, profile: str | None = None,
     """Train the reader, predict the paraphrased sets, compare EM/F1 orig vs para."""
     params = resolve(params, profile, params_file)
     layout, cfg = Layout(params), params.readers
-    set_files = discover_sets(layout.paraphrase_test_sets)
+    set_files = discover_paraphrase_sets(layout.paraphrase_test_sets)
     released = Path(cfg.released_sets) if cfg.released_sets else None
-    set_files.update(discover_sets(released, prefix="released-"))
+    set_files.update(discover_paraphrase_sets(released, prefix="released-"))
     if released is not None and not released.is_dir():
         print(f"released sets not found at {released}: skipped")
     trained = model_slug(cfg.model.model)

@@ -295,3 +295,20 @@ def write_predictions(path: str | Path, predictions: Mapping[str, str]) -> Path:
         if not isinstance(qid, str) or not isinstance(answer, str):
             raise TypeError(f"predictions must map str ids to str answers: {qid!r}: {answer!r}")
     return write_json(path, dict(predictions))
+
+
+def discover_paraphrase_sets(sets_dir: str | Path | None,
+                             prefix: str = "") -> dict[str, tuple[Path, Path]]:
+    """``{prefix + set: (orig, para)}`` for every ``<set>_orig.json`` of a paraphrased-set
+    directory (Gan & Ng's release layout) with a ``<set>_para.json`` beside it, where both hold
+    at least one question (sorted by set name; ``{}`` when the directory is absent or None)."""
+    found: dict[str, tuple[Path, Path]] = {}
+    if sets_dir is None or not Path(sets_dir).is_dir():
+        return found
+    for orig in sorted(Path(sets_dir).glob("*_orig.json")):
+        name = orig.name[: -len("_orig.json")]
+        para = orig.with_name(f"{name}_para.json")
+        if para.is_file() and len(read_squad(orig)) and len(read_squad(para)):
+            found[prefix + name] = (orig, para)
+    return found
+

@@ -26,20 +26,6 @@ VARIANTS = ("orig", "para")
 SetFiles = Mapping[str, tuple[Path, Path]]
 
 
-def discover_sets(sets_dir: Path | None, prefix: str = "") -> dict[str, tuple[Path, Path]]:
-    """``{prefix + set: (orig, para)}`` for every ``<set>_orig.json`` with a ``_para.json``
-    beside it (sorted; ``{}`` when the directory is absent or None)."""
-    if sets_dir is None or not Path(sets_dir).is_dir():
-        return {}
-    found = {}
-    for orig in sorted(Path(sets_dir).glob("*_orig.json")):
-        name = orig.name[: -len("_orig.json")]
-        para = orig.with_name(f"{name}_para.json")
-        if para.is_file():
-            found[prefix + name] = (orig, para)
-    return found
-
-
 def bootstrap_scores(a: Sequence[float], b: Sequence[float], n: int = 1000, seed: int = 0,
                      confidence: float = 0.95) -> tuple[float, float, float]:
     """Paired bootstrap of ``mean(a) - mean(b)``: ``(observed, low, high)``.

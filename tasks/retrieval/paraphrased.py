@@ -26,7 +26,11 @@ from tasks.evaluation.has_answer import DEFAULT_MODE, HasAnswerMode
 from tasks.evaluation.topk import bootstrap_difference, hits_at_k, topk_accuracy
 from tasks.io.atomic import write_json, write_text
 from tasks.io.passages import Passage, iter_passages, write_passages
-from tasks.io.squad import SquadQuestion, read_squad
+from tasks.io.squad import (  # noqa: F401  (discover_paraphrase_sets re-exported)
+    SquadQuestion,
+    discover_paraphrase_sets,
+    read_squad,
+)
 from tasks.io.trec import read_trec_run
 from tasks.orchestration import artifact_task
 from tasks.reporting.tables import markdown_table, publish_table_artifact
@@ -41,21 +45,6 @@ from tasks.retrieval.query_sets import (
 )
 
 SetFiles = Mapping[str, Sequence[Path]]  # {set name: (orig file, para file)}
-
-
-def discover_paraphrase_sets(sets_dir: Path) -> dict[str, tuple[Path, Path]]:
-    """``{set: (orig, para)}`` for every ``<set>_orig.json`` with a ``<set>_para.json`` beside
-    it where both hold at least one question (sorted by set name; ``{}`` when none)."""
-    sets_dir = Path(sets_dir)
-    found: dict[str, tuple[Path, Path]] = {}
-    if not sets_dir.is_dir():
-        return found
-    for orig in sorted(sets_dir.glob("*_orig.json")):
-        name = orig.name[: -len("_orig.json")]
-        para = sets_dir / f"{name}_para.json"
-        if para.is_file() and len(read_squad(orig)) and len(read_squad(para)):
-            found[name] = (orig, para)
-    return found
 
 
 def load_pairs(set_files: SetFiles) -> dict[str, tuple[list[SquadQuestion], list[SquadQuestion]]]:

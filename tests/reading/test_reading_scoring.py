@@ -13,10 +13,9 @@ from typer.testing import CliRunner
 from flows.cli import app
 from tasks.evaluation.topk import bootstrap_difference
 from tasks.io.errors import DataFormatError
-from tasks.io.squad import build_squad, write_predictions, write_squad
+from tasks.io.squad import build_squad, discover_paraphrase_sets, write_predictions, write_squad
 from tasks.reading.robustness import (
     bootstrap_scores,
-    discover_sets,
     evaluate_readers,
     write_reader_tables,
 )
@@ -105,7 +104,7 @@ def test_tables_orig_vs_para(tmp_path):
     para = _squad(tmp_path / "dev_para.json", [(str(int(i) + 100), q.lower(), a)
                                                for i, q, a in QUESTIONS])
     (tmp_path / "lonely_orig.json").write_text("{}")  # no para file: not a set
-    sets = discover_sets(tmp_path)
+    sets = discover_paraphrase_sets(tmp_path)
     assert sets == {"dev": (orig, para)}
     preds = {"dev_orig": write_predictions(tmp_path / "o.json", {"1": "London", "2": "1815",
                                                                   "3": "Babbage"}),
@@ -122,4 +121,5 @@ def test_tables_orig_vs_para(tmp_path):
     text = (tmp_path / "r.md").read_text()
     assert "| dev | tiny | 3 | 100.0 |" in text and "+66.67" in text
     assert json.loads((tmp_path / "m.json").read_text())["squad_dev"]["tiny"]["f1"] == 60.0
-    assert discover_sets(tmp_path / "absent") == {} and discover_sets(None) == {}
+    assert discover_paraphrase_sets(tmp_path / "absent") == {}
+    assert discover_paraphrase_sets(None) == {}
