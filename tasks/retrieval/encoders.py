@@ -9,7 +9,6 @@ The names of the first and last are importable from here too, where the pipeline
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import threading
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from models.hf_logging import quiet_transformers
 from tasks.retrieval.encoder_spec import (  # noqa: F401  (re-exported)
     PACKAGED_MODELS,
     PACKAGED_PREFIX,
@@ -111,23 +111,11 @@ def _auto_model(model_dir: str | Path) -> Any:
     """``AutoModel`` without its unused pooler layer where the architecture has that option."""
     from transformers import AutoModel
 
-    with _quiet_transformers():  # "weights not used: pooler.*" is expected here
+    with quiet_transformers():  # "weights not used: pooler.*" is expected here
         try:
             return AutoModel.from_pretrained(str(model_dir), add_pooling_layer=False)
         except TypeError:  # e.g. DistilBERT: no pooler, no such argument
             return AutoModel.from_pretrained(str(model_dir))
-
-
-@contextlib.contextmanager
-def _quiet_transformers() -> Any:
-    from transformers.utils import logging as hf_logging
-
-    level = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(level)
 
 
 def load_shared_model(model_dir: str | Path) -> tuple[Any, Any]:
