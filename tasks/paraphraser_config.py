@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tasks.config_section import check_devices
+
 
 class ParaphraserConfig(BaseModel):
     """Architecture, training and generation options of the suggestion-guided paraphraser.
@@ -69,11 +71,7 @@ class ParaphraserConfig(BaseModel):
     @field_validator("devices")
     @classmethod
     def _devices(cls, value: Any) -> Any:
-        if isinstance(value, int) and value < 1:
-            raise ValueError("devices must be >= 1, 'auto' or a tuple of device indices")
-        if isinstance(value, tuple) and (not value or any(i < 0 for i in value)):
-            raise ValueError("a tuple of devices must be non-empty device indices >= 0")
-        return value
+        return check_devices(value)
 
     @model_validator(mode="after")
     def _consistent(self) -> ParaphraserConfig:

@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tasks.config_section import check_devices
+
 #: The offline default checkpoint (resolved by ``tasks.retrieval.encoders.resolve_model_path``).
 DEFAULT_MODEL = "packaged:all-MiniLM-L6-v2"
 #: File of a saved reader that holds the window and decoding settings (next to config.json).
@@ -81,11 +83,7 @@ class ReaderConfig(WindowConfig):
     @field_validator("devices")
     @classmethod
     def _devices(cls, value: Any) -> Any:
-        if isinstance(value, int) and value < 1:
-            raise ValueError("devices must be >= 1, 'auto' or a tuple of device indices")
-        if isinstance(value, tuple) and (not value or any(i < 0 for i in value)):
-            raise ValueError("a tuple of devices must be non-empty device indices >= 0")
-        return value
+        return check_devices(value)
 
     @model_validator(mode="after")
     def _steps(self) -> ReaderConfig:
