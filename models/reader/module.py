@@ -7,8 +7,8 @@ from typing import Any
 
 import pytorch_lightning as pl
 import torch
-from torch.utils.data import DataLoader
 
+from models.datamodule import SeededDataModule
 from models.reader.config import ReaderConfig
 from models.reader.data import WindowCollator, WindowDataset
 from models.reader.features import Window
@@ -68,29 +68,12 @@ class ReaderModule(pl.LightningModule):
                 "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 
 
-class ReaderDataModule(pl.LightningDataModule):
+class ReaderDataModule(SeededDataModule):
     """Train (seeded shuffle) and validation loaders over labelled windows."""
 
     def __init__(self, train: Sequence[Window], val: Sequence[Window] | None, pad_id: int,
                  batch_size: int, seed: int = 0, num_workers: int = 0) -> None:
-        super().__init__()
         if not train:
             raise ValueError("no training windows")
-        self.train_set = WindowDataset(train)
-        self.val_set = WindowDataset(val) if val else None
-        self.collate = WindowCollator(pad_id)
-        self.batch_size = batch_size
-        self.seed = seed
-        self.num_workers = num_workers
-
-    def train_dataloader(self) -> DataLoader:
-        return DataLoader(self.train_set, batch_size=self.batch_size, shuffle=True,
-                          generator=torch.Generator().manual_seed(self.seed),
-                          collate_fn=self.collate, num_workers=self.num_workers,
-                          persistent_workers=self.num_workers > 0)
-
-    def val_dataloader(self) -> DataLoader | list:
-        if self.val_set is None:
-            return []
-        return DataLoader(self.val_set, batch_size=self.batch_size, collate_fn=self.collate,
-                          num_workers=self.num_workers)
+        super().__init__(WindowDataset(train), WindowDataset(val) if val else None,
+                         WindowCollator(pad_id), batch_size, seed, num_workers)
