@@ -72,17 +72,16 @@ def _autocast(device: Any, bf16: bool) -> Any:
 
 
 def _pool(model: Any, input_ids: Any, attention_mask: Any, pooling: str) -> Any:
-    import torch
+    """``pooler``: the model's pooler output (DPR); ``cls`` / ``mean``: as the bi-encoder
+    trains (:func:`models.retriever.network.pool`), in float32."""
+    from models.retriever.network import pool
 
     if pooling == "pooler":
         return model(input_ids=input_ids, attention_mask=attention_mask).pooler_output.float()
-    hidden = model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state.float()
-    if pooling == "cls":
-        return hidden[:, 0]
-    if pooling == "mean":
-        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-        return (hidden * mask).sum(dim=1) / torch.clamp(mask.sum(dim=1), min=1e-9)
-    raise ValueError(f"pooling must be 'cls', 'mean' or 'pooler', not {pooling!r}")
+    if pooling not in ("cls", "mean"):
+        raise ValueError(f"pooling must be 'cls', 'mean' or 'pooler', not {pooling!r}")
+    hidden = model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    return pool(hidden, attention_mask, pooling)
 
 
 def encode_texts(model: Any, tokenizer: Any, texts: Sequence[str], batch_size: int = 64,
