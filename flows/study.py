@@ -17,7 +17,9 @@ from prefect import flow
 
 from flows._params import resolve
 from tasks.config import Params
+from tasks.io.atomic import write_json
 from tasks.layout import Layout
+from tasks.pipeline.stage_clock import StageClock
 from tasks.pipeline.stages import STAGES, Stage
 
 
@@ -32,9 +34,13 @@ def study(params: Params | None = None, profile: str | None = None,
     """Run the study end to end and return where its outputs are."""
     params = resolve(params, profile, params_file)
     layout = Layout(params)
+    clock = StageClock()
     for stage in STAGES:
         if stage.when(params):
-            stage_flow(stage)(params=params)
+            with clock.stage(stage.name):
+                stage_flow(stage)(params=params)
+    write_json(layout.study_timings, clock.summary(), indent=2)
+    print(f"time per stage (-> {layout.study_timings}):\n{clock.table()}")
     outputs = {
         "questions": str(layout.eq_dataset),
         "EQ summary": str(layout.eq_summary),
@@ -48,6 +54,7 @@ def study(params: Params | None = None, profile: str | None = None,
         "paraphrase report": str(layout.paraphrase_report),
         "metrics": str(params.paths.metrics),
         "report": str(layout.report_html),
+        "timings": str(layout.study_timings),
     }
     for name, path in outputs.items():
         print(f"{name:>15}: {Path(path).resolve()}")

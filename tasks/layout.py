@@ -292,6 +292,11 @@ class Layout:
     # --- the study's report -------------------------------------------------------------------
 
     @property
+    def study_timings(self) -> Path:
+        """Wall and CPU seconds per stage of the last study run (JSON, not a metric)."""
+        return self.params.paths.results / "study_timings.json"
+
+    @property
     def report_html(self) -> Path:
         """The study's report: one self-contained HTML file (figures embedded)."""
         return self.params.paths.reports / "report.html"

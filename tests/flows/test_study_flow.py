@@ -98,6 +98,16 @@ def test_study_writes_the_html_report(two_runs, smoke_params):
                for a in figures), figures
 
 
+def test_study_records_the_time_of_every_stage(two_runs, smoke_params):
+    from tasks.pipeline.stages import STAGES
+
+    timings = json.loads(Layout(smoke_params).study_timings.read_text())
+    ran = [stage.name for stage in STAGES if stage.when(smoke_params)]
+    assert [s["stage"] for s in timings["stages"]] == ran
+    assert all(s["wall_s"] >= 0 and s["cpu_s"] >= 0 for s in timings["stages"])
+    assert timings["total"]["cpu_s"] > 0
+
+
 def test_second_run_is_served_from_cache(two_runs):
     first, second = two_runs
     assert second.is_completed()
