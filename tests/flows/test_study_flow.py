@@ -9,25 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from prefect_runs import settled_task_states, task_states
 
 from tasks.io.dpr import read_retrieval_results
 from tasks.io.entityquestions import discover_eq_files
 from tasks.io.trec import read_trec_run
 from tasks.layout import Layout
-from tasks.orchestration import run_settings
-
-
-@pytest.fixture(scope="module")
-def two_runs(smoke_params, prefect_api):
-    from flows.study import study
-
-    with run_settings(smoke_params.paths.state):
-        first = study(params=smoke_params, return_state=True)
-        second = study(params=smoke_params, return_state=True)
-    return first, second
-
 
 # the shard-parallel tasks (one per shard of work, on the task runner) -> runs per study run
 SHARDED = {"encode passage shard": None, "search BM25 batch": None,
