@@ -24,13 +24,13 @@ from tasks.demo.world import SUBJECT_CLASSES, Entity, Fact, World
 
 __all__ = ["SUBJECT_CLASSES", "Entity", "Fact", "World", "allocate", "build_world"]
 
-PERSON_ROLES = (("writer", 0.18), ("musician", 0.17), ("athlete", 0.15), ("artist", 0.12),
-                ("entrepreneur", 0.10), ("politician", 0.09), ("scientist", 0.09),
-                ("other", 0.10))
-ORG_KINDS = (("company", 0.55), ("band", 0.30), ("institution", 0.15))
-WORK_KINDS = (("book", 0.22), ("album", 0.14), ("song", 0.12), ("painting", 0.12),
-              ("character", 0.06), ("game", 0.06), ("product", 0.20), ("film", 0.08))
-PLACE_KINDS = (("region", 0.30), ("village", 0.30), ("building", 0.20), ("event", 0.20))
+PERSON_ROLES = (("writer", 0.17), ("musician", 0.17), ("athlete", 0.19), ("artist", 0.12),
+                ("entrepreneur", 0.10), ("politician", 0.08), ("scientist", 0.08),
+                ("other", 0.09))
+ORG_KINDS = (("company", 0.60), ("band", 0.25), ("institution", 0.15))
+WORK_KINDS = (("book", 0.21), ("album", 0.12), ("song", 0.10), ("painting", 0.15),
+              ("character", 0.09), ("game", 0.09), ("product", 0.21), ("film", 0.03))
+PLACE_KINDS = (("region", 0.40), ("village", 0.25), ("building", 0.15), ("event", 0.20))
 BOOK_FORMS = (("novel", 0.55), ("poetry collection", 0.15), ("short story collection", 0.12),
               ("play", 0.10), ("memoir", 0.08))
 #: Wikidata-style "instance of" labels written to the entity-label file.
@@ -240,13 +240,13 @@ class _Builder(FactsMixin):
         rng = self.name_rng
         parent = spouse = confusable_of = None
         draw = rng.random()
-        if len(people) >= 30 and draw < 0.18:
+        if len(people) >= 30 and draw < 0.26:
             candidates = [p for p in people if len(p.attrs.get("children", ())) < 3]
             parent = rng.choice(candidates) if candidates else None
-        elif len(people) >= 30 and draw < 0.40:
+        elif len(people) >= 30 and draw < 0.46:
             candidates = [p for p in people if "spouse" not in p.attrs]
             spouse = rng.choice(candidates) if candidates else None
-        elif len(people) >= 30 and draw < 0.48:
+        elif len(people) >= 30 and draw < 0.54:
             originals = [p for p in people[: len(people) // 2]
                          if p.id not in self.world.confusable]
             confusable_of = rng.choice(originals) if originals else None
