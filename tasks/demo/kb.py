@@ -33,6 +33,9 @@ WORK_KINDS = (("book", 0.21), ("album", 0.12), ("song", 0.10), ("painting", 0.15
 PLACE_KINDS = (("region", 0.40), ("village", 0.25), ("building", 0.15), ("event", 0.20))
 BOOK_FORMS = (("novel", 0.55), ("poetry collection", 0.15), ("short story collection", 0.12),
               ("play", 0.10), ("memoir", 0.08))
+#: Kinds of non-person subjects that get near-identical namesakes ("Vrokstad" / "Vrakstad").
+CONFUSABLE_KINDS = ("book", "album", "song", "film", "band", "game", "company", "painting",
+                    "character")
 #: Wikidata-style "instance of" labels written to the entity-label file.
 KIND_TYPES = {
     "person": "human", "company": "business", "band": "musical group", "album": "album",
@@ -188,7 +191,7 @@ class _Builder(FactsMixin):
         label: str
         type_ = KIND_TYPES.get(kind, kind)
         confusable_of = None
-        if similar and kind in ("book", "album", "song", "film", "band", "game") \
+        if similar and kind in CONFUSABLE_KINDS \
                 and rng.random() < 0.10:
             confusable_of = rng.choice(similar[: max(1, len(similar) // 2)])
             label = self.names.confusable_title(confusable_of.label)
@@ -234,6 +237,9 @@ class _Builder(FactsMixin):
         if confusable_of is not None:
             self.world.confusable[entity.id] = confusable_of.id
             entity.attrs["kind_word"] = confusable_of.attrs.get("kind_word")
+            for key in ("manufacturer", "industry"):  # a namesake company in the same trade
+                if key in confusable_of.attrs:
+                    entity.attrs[key] = confusable_of.attrs[key]
         return entity
 
     def make_person(self, role: str, rank: int, tier: str, people: list[Entity]) -> Entity:
