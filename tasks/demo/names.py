@@ -2,7 +2,11 @@
 
 Popular subjects get common English-language names; mid-tail ones names from one of many Faker
 locales (romanised, Latin script); the rarest are built from rare syllables, so that they split
-into unusual word pieces as "Arve Furset" does. :meth:`NameFactory.confusable` derives a
+into unusual word pieces as "Arve Furset" does. Organisations, works and characters mostly take
+their distinctive words from the pooled surnames and given names of every locale
+(:mod:`tasks.demo.name_pools`) or from rare syllables, so that few subjects share a name token
+(the no-overlap sets need that); generic words ("Motors", "Portrait of") stay in a minority of
+names. :meth:`NameFactory.confusable_person` and :meth:`NameFactory.confusable_title` derive a
 near-identical name from an existing one (shared surname, one letter changed, plural title).
 """
 
