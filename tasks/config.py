@@ -66,14 +66,14 @@ class DemoWorldConfig(Section):
     """Size and shape of the synthetic encyclopedia (the embedded default world)."""
 
     seed: int = 13
-    n_people: int = 1500
-    n_organisations: int = 300
-    n_works: int = 800
-    n_places: int = 500
+    n_people: int = 3000
+    n_organisations: int = 1400
+    n_works: int = 2700
+    n_places: int = 1400
     zipf_exponent: float = 1.0
     max_hyperlinks: int = 50_000
     passage_words: int = 100
-    n_comention_passages: int = 400
+    n_comention_passages: int = 500
     n_nq_train: int = 800
     n_nq_dev: int = 200
     n_nq_test: int = 200
@@ -116,7 +116,7 @@ class EntityQuestionsConfig(Section):
     min_distinct_answers: int = Field(2, ge=0, description="distinct objects needed")
     answer_aliases: bool = Field(True, description="answers = object labels + aliases")
     # Splits (§2): sizes per relation; subjects never repeat across splits.
-    facts_per_relation: int = Field(400, ge=1, description="test questions per relation "
+    facts_per_relation: int = Field(300, ge=1, description="test questions per relation "
                                     "(release: 1000)")
     dev_per_relation: int = Field(100, ge=0, description="release: 1000")
     train_per_relation: int = Field(8000, ge=0)
@@ -137,7 +137,7 @@ class EntityQuestionsConfig(Section):
     linker_max_ngram: int = Field(10, ge=1)
     # No-overlap and similar-template sets (§4.1).
     no_overlap_train: int = Field(8000, ge=0)
-    no_overlap_dev: int = Field(1000, ge=0)
+    no_overlap_dev: int = Field(100, ge=0, description="drawn before train (release: 1000)")
     no_overlap_test: int = Field(100, ge=1, description="sample of the test split (release: 1000)")
     # DPR retriever-training JSON for the train/dev files.
     dpr_training: bool = True

@@ -24,15 +24,18 @@ from tasks.demo.world import SUBJECT_CLASSES, Entity, Fact, World
 
 __all__ = ["SUBJECT_CLASSES", "Entity", "Fact", "World", "allocate", "build_world"]
 
-PERSON_ROLES = (("writer", 0.18), ("musician", 0.17), ("athlete", 0.15), ("artist", 0.12),
-                ("entrepreneur", 0.10), ("politician", 0.09), ("scientist", 0.09),
-                ("other", 0.10))
-ORG_KINDS = (("company", 0.55), ("band", 0.30), ("institution", 0.15))
-WORK_KINDS = (("book", 0.22), ("album", 0.14), ("song", 0.12), ("painting", 0.12),
-              ("character", 0.06), ("game", 0.06), ("product", 0.20), ("film", 0.08))
-PLACE_KINDS = (("region", 0.30), ("village", 0.30), ("building", 0.20), ("event", 0.20))
+PERSON_ROLES = (("writer", 0.17), ("musician", 0.17), ("athlete", 0.19), ("artist", 0.12),
+                ("entrepreneur", 0.10), ("politician", 0.08), ("scientist", 0.08),
+                ("other", 0.09))
+ORG_KINDS = (("company", 0.60), ("band", 0.25), ("institution", 0.15))
+WORK_KINDS = (("book", 0.21), ("album", 0.12), ("song", 0.10), ("painting", 0.15),
+              ("character", 0.09), ("game", 0.09), ("product", 0.21), ("film", 0.03))
+PLACE_KINDS = (("region", 0.40), ("village", 0.25), ("building", 0.15), ("event", 0.20))
 BOOK_FORMS = (("novel", 0.55), ("poetry collection", 0.15), ("short story collection", 0.12),
               ("play", 0.10), ("memoir", 0.08))
+#: Kinds of non-person subjects that get near-identical namesakes ("Vrokstad" / "Vrakstad").
+CONFUSABLE_KINDS = ("book", "album", "song", "film", "band", "game", "company", "painting",
+                    "character")
 #: Wikidata-style "instance of" labels written to the entity-label file.
 KIND_TYPES = {
     "person": "human", "company": "business", "band": "musical group", "album": "album",
@@ -188,7 +191,7 @@ class _Builder(FactsMixin):
         label: str
         type_ = KIND_TYPES.get(kind, kind)
         confusable_of = None
-        if similar and kind in ("book", "album", "song", "film", "band", "game") \
+        if similar and kind in CONFUSABLE_KINDS \
                 and rng.random() < 0.10:
             confusable_of = rng.choice(similar[: max(1, len(similar) // 2)])
             label = self.names.confusable_title(confusable_of.label)
@@ -234,19 +237,22 @@ class _Builder(FactsMixin):
         if confusable_of is not None:
             self.world.confusable[entity.id] = confusable_of.id
             entity.attrs["kind_word"] = confusable_of.attrs.get("kind_word")
+            for key in ("manufacturer", "industry"):  # a namesake company in the same trade
+                if key in confusable_of.attrs:
+                    entity.attrs[key] = confusable_of.attrs[key]
         return entity
 
     def make_person(self, role: str, rank: int, tier: str, people: list[Entity]) -> Entity:
         rng = self.name_rng
         parent = spouse = confusable_of = None
         draw = rng.random()
-        if len(people) >= 30 and draw < 0.18:
+        if len(people) >= 30 and draw < 0.26:
             candidates = [p for p in people if len(p.attrs.get("children", ())) < 3]
             parent = rng.choice(candidates) if candidates else None
-        elif len(people) >= 30 and draw < 0.40:
+        elif len(people) >= 30 and draw < 0.46:
             candidates = [p for p in people if "spouse" not in p.attrs]
             spouse = rng.choice(candidates) if candidates else None
-        elif len(people) >= 30 and draw < 0.48:
+        elif len(people) >= 30 and draw < 0.54:
             originals = [p for p in people[: len(people) // 2]
                          if p.id not in self.world.confusable]
             confusable_of = rng.choice(originals) if originals else None

@@ -2,77 +2,27 @@
 
 Popular subjects get common English-language names; mid-tail ones names from one of many Faker
 locales (romanised, Latin script); the rarest are built from rare syllables, so that they split
-into unusual word pieces as "Arve Furset" does. :meth:`NameFactory.confusable` derives a
+into unusual word pieces as "Arve Furset" does. Organisations, works and characters mostly take
+their distinctive words from the pooled surnames and given names of every locale
+(:mod:`tasks.demo.name_pools`) or from rare syllables, so that few subjects share a name token
+(the no-overlap sets need that); generic words ("Motors", "Portrait of") stay in a minority of
+names. :meth:`NameFactory.confusable_person` and :meth:`NameFactory.confusable_title` derive a
 near-identical name from an existing one (shared surname, one letter changed, plural title).
 """
 
 from __future__ import annotations
 
-import importlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 
-from tasks.demo.inventories import COMMON_LOCALES, LOCALE_COUNTRIES, is_latin
+from tasks.demo.inventories import COMMON_LOCALES
 from tasks.demo.lexicon import lexicon
+from tasks.demo.name_pools import given_pool, surname_pool
+from tasks.demo.names_locale import locale_names, usable_locales
 
 TIERS = ("common", "locale", "rare")
 _VOWELS = "aeiouy"
-
-
-@dataclass(frozen=True)
-class LocaleNames:
-    """First names by gender and surnames of one Faker locale (Latin script only)."""
-
-    male: tuple[str, ...]
-    female: tuple[str, ...]
-    last: tuple[str, ...]
-
-
-def _names(value: object, top: int | None = None) -> list[str]:
-    if isinstance(value, dict):
-        ordered = sorted(value.items(), key=lambda item: (-float(item[1]), item[0]))
-        names = [name for name, _ in ordered]
-    else:
-        names = list(value or ())  # type: ignore[call-overload]
-    names = [n for n in names if n and is_latin(n) and n[:1].isupper() and " " not in n]
-    names = list(dict.fromkeys(names))
-    return names[:top] if top else names
-
-
-@cache
-def locale_names(locale: str, top: int | None = None) -> LocaleNames | None:
-    """Name lists of a Faker locale, or ``None`` when it has too few Latin-script names."""
-    try:
-        provider = importlib.import_module(f"faker.providers.person.{locale}").Provider
-    except ImportError:
-        return None
-    romanised = hasattr(provider, "last_romanized_names")
-    if romanised:
-        male = getattr(provider, "first_romanized_names_male", None) or getattr(
-            provider, "first_romanized_names", ())
-        female = getattr(provider, "first_romanized_names_female", None) or getattr(
-            provider, "first_romanized_names", ())
-        last = provider.last_romanized_names
-    else:
-        # Locales without gendered first-name lists are left out: pronouns must match names.
-        male = getattr(provider, "first_names_male", None)
-        female = getattr(provider, "first_names_female", None)
-        if not male or not female:
-            return None
-        last = getattr(provider, "last_names", ())
-    result = LocaleNames(tuple(_names(male, top)), tuple(_names(female, top)),
-                         tuple(_names(last, top)))
-    if min(len(result.male), len(result.female), len(result.last)) < 5:
-        return None
-    return result
-
-
-@cache
-def usable_locales() -> tuple[str, ...]:
-    """Locales with enough Latin-script names, in a fixed order."""
-    return tuple(loc for loc in sorted(LOCALE_COUNTRIES) if locale_names(loc) is not None)
 
 
 @dataclass(frozen=True)
@@ -150,6 +100,18 @@ class NameFactory:
         """A Faker locale: an English-language one for ``common``, else any usable one."""
         return self.rng.choice(COMMON_LOCALES if common else self.locales)
 
+    def pooled_surname(self) -> str:
+        """A surname from the pool of every locale (thousands of distinct tokens)."""
+        return self.rng.choice(surname_pool())
+
+    def given(self) -> str:
+        """A given name from the pool of every locale."""
+        return self.rng.choice(given_pool())
+
+    def distinct_word(self, tier: str) -> str:
+        """A token few other subjects share: a pooled surname, or a rare word for ``rare``."""
+        return self.rare_word() if tier == "rare" else self.pooled_surname()
+
     def surname(self, tier: str) -> str:
         """A surname of the tier (used inside company, band and place names)."""
         if tier == "rare":
@@ -176,9 +138,14 @@ class NameFactory:
             names = locale_names(locale)
         assert names is not None
         pool = names.male if gender == "m" else names.female
+        # Popular people get common given names but any surname of their locale; one in ten of
+        # the others has a surname from another locale (the long tail of name tokens).
+        lasts = (locale_names(locale) or names).last if tier == "common" else names.last
+        mixed = tier != "common" and self.rng.random() < 0.1
 
         def make() -> str:
-            return f"{self.rng.choice(pool)} {surname or self.rng.choice(names.last)}"
+            last = surname or (self.pooled_surname() if mixed else self.rng.choice(lasts))
+            return f"{self.rng.choice(pool)} {last}"
 
         full = self.unique(make)
         first, _, last = full.partition(" ")
@@ -200,9 +167,16 @@ class NameFactory:
         def make() -> str:
             if tier == "common":
                 return f"{self.rng.choice(self.lex['company_words'])} {self.rng.choice(suffixes)}"
+            form = self.rng.random()
             if tier == "locale":
-                return f"{self.surname('locale')} {self.rng.choice(suffixes)}"
-            return f"{self.rare_word()} {self.rng.choice(self.lex['company_suffixes']['rare'])}"
+                if form < 0.4:
+                    return f"{self.surname('locale')} {self.rng.choice(suffixes)}"
+                if form < 0.7:
+                    return f"{self.pooled_surname()} & {self.pooled_surname()}"
+                return self.pooled_surname()
+            if form < 0.35:
+                return f"{self.rare_word()} {self.rng.choice(self.lex['company_suffixes']['rare'])}"
+            return self.rare_word() if form < 0.75 else f"{self.rare_word()} {self.rare_word(2)}"
 
         return self.unique(make)
 
@@ -213,7 +187,9 @@ class NameFactory:
                 return (f"The {self.rng.choice(self.lex['title_adjectives'])} "
                         f"{self.rng.choice(self.lex['band_nouns'])}")
             if tier == "locale":
-                return f"{self.surname('locale')} {self.rng.choice(('Quartet', 'Trio', 'Band'))}"
+                if self.rng.random() < 0.5:
+                    return f"{self.pooled_surname()} {self.rng.choice(('Quartet', 'Trio', 'Band'))}"
+                return f"{self.given()} {self.pooled_surname()}"  # named like a person
             return self.rare_word(self.rng.choice((2, 3)))
 
         return self.unique(make)
@@ -242,9 +218,10 @@ class NameFactory:
                 return self.rng.choice((f"The {adj} {noun}", f"{adj} {noun}",
                                         f"{noun} of {abstract}", f"The {noun} and the {abstract}"))
             if tier == "locale":
-                surname = self.surname("locale")
+                surname = self.pooled_surname()
                 return self.rng.choice((f"The {surname} {noun}", f"{surname}'s {noun}",
-                                        f"{adj} {surname}", f"The {surname} Letters"))
+                                        f"{adj} {surname}", f"The {surname} Letters",
+                                        f"{self.given()} {surname}"))
             rare = self.rare_word()
             return self.rng.choice((rare, f"The {rare} {noun}", f"{rare} {abstract}",
                                     f"{rare} {self.rare_word(2)}"))
@@ -258,7 +235,12 @@ class NameFactory:
             if tier == "common":
                 return self.rng.choice((f"Still Life with {noun}", f"The {noun} at Dusk",
                                         f"Study of a {noun}"))
-            return f"Portrait of {self.person(tier).full}"
+            form = self.rng.random()
+            if form < 0.3:
+                return f"Portrait of {self.person(tier).full}"
+            if form < 0.65:
+                return self.place_word(tier)  # a view named after a place ("Kvaelvikheim")
+            return f"{self.given()} {self.distinct_word(tier)}"
 
         return self.unique(make)
 
@@ -268,8 +250,13 @@ class NameFactory:
             if tier == "common":
                 return f"{self.rng.choice(('Captain', 'Doctor', 'Agent', 'Lady'))} " \
                        f"{self.rng.choice(self.lex['company_words'])}"
-            return f"{self.rng.choice(('Captain', 'Doctor', 'Agent', 'Lady', 'Sir'))} " \
-                   f"{self.rare_word()}"
+            form = self.rng.random()
+            if form < 0.3:
+                return f"{self.rng.choice(('Captain', 'Doctor', 'Agent', 'Lady', 'Sir'))} " \
+                       f"{self.rare_word()}"
+            if form < 0.65:
+                return f"{self.given()} {self.distinct_word(tier)}"
+            return self.rare_word(self.rng.choice((2, 3)))
 
         return self.unique(make)
 
@@ -281,7 +268,12 @@ class NameFactory:
             if tier == "common":
                 return self.rng.choice((f"{adj} {noun} Quest", f"{noun} Tactics",
                                         f"Legends of the {noun}"))
-            return f"{self.rare_word()}: {adj} {noun}"
+            form = self.rng.random()
+            if form < 0.3:
+                return f"{self.rare_word()}: {adj} {noun}"
+            if form < 0.65:
+                return self.rare_word(3)
+            return f"{self.rare_word()} {self.distinct_word(tier)}"
 
         return self.unique(make)
 
