@@ -165,10 +165,10 @@ def retriever_experiments(params: Params | None = None, profile: str | None = No
         config = finetune_config(params.retriever_training.dpr, cfg.finetune, job.mode)
         out_dir = layout.experiment_model(job.name)
         summary, job_runs = finetune_and_evaluate(
-            job.name, job.train_sets, config, baseline, out_dir,
-            layout.experiment_checkpoints(job.name), files,
-            lambda q, n=job.name: runs_dir / q.stem / f"{n}.trec", own, params.orchestration,
-            max_questions=job.max_questions)
+            job.name, job.train_sets, config, baseline, out_dir=out_dir,
+            checkpoint_dir=layout.experiment_checkpoints(job.name), queries=files,
+            run_path=lambda q, n=job.name: runs_dir / q.stem / f"{n}.trec", collection=own,
+            orchestration=params.orchestration, max_questions=job.max_questions)
         status[job.name].update(summary)
         state = json.loads((out_dir / "trainer_state.json").read_text(encoding="utf-8"))
         seconds[job.name] = state.get("train_seconds")
@@ -178,11 +178,11 @@ def retriever_experiments(params: Params | None = None, profile: str | None = No
                                 layout.experiment_results / "passages.parquet")
     tsne = figure2(params, layout, baseline, status)
     metrics = write_experiment_results_task(
-        jobs, status, runs, queries, passages, layout.experiment_metrics,
-        layout.experiment_report, cfg.baseline, cfg.k, params.retrieval.has_answer_mode,
-        cfg.multitask.nq_has_answer_mode,
-        {"n": cfg.n_bootstrap, "seed": cfg.bootstrap_seed, "confidence": cfg.confidence},
-        {"figure2": tsne, "train_seconds": seconds})
+        jobs, status, runs, queries, passages, metrics_path=layout.experiment_metrics,
+        report_path=layout.experiment_report, baseline=cfg.baseline, k=cfg.k,
+        mode=params.retrieval.has_answer_mode, nq_mode=cfg.multitask.nq_has_answer_mode,
+        boot={"n": cfg.n_bootstrap, "seed": cfg.bootstrap_seed, "confidence": cfg.confidence},
+        extra={"figure2": tsne, "train_seconds": seconds})
     print(f"retriever experiments: {len(jobs)} jobs, not run: {metrics['not_run'] or 'none'} "
           f"-> {layout.experiment_metrics}, {layout.experiment_report}")
     return metrics

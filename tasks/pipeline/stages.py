@@ -137,6 +137,7 @@ STAGES: tuple[Stage, ...] = (
         deps=(f"{_RAW}/wikipedia", f"{_RAW}/nq", "${paths.data}/entityquestions/dpr"),
         outs=("${paths.data}/models/mlm-bert", "${paths.data}/models/retriever"),
         metrics=_metrics("retriever_training"),
+        in_report=True,
     ),
     Stage(
         name="retrieval", flow="flows.retrieval:retrieval",
@@ -203,6 +204,8 @@ STAGES: tuple[Stage, ...] = (
         description="The static HTML report of every flow that ran.",
         params=ALL_PARAMS,
         deps=(_RAW, *_reports("entityquestions_summary.md"), *_RETRIEVAL_METRICS, *_FIGURES,
+              *_metrics("retriever_training", "retriever_experiments"),
+              *_plots("retriever_tsne.png"),
               *_reports("paraphrase.md"), *_metrics("paraphrase", "retrieval_paraphrased")),
         outs=_reports("report.html"),
     ),

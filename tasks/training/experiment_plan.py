@@ -61,11 +61,12 @@ def pattern_jobs(cfg: RetrieverExperimentsConfig, dataset_dir: Path, dpr_dir: Pa
             relative = (no_overlap_file(relation, "train") if template == "test"
                         else similar_file(relation, "train"))
             for mode in cfg.pattern.modes:
-                jobs.append(Job(job_name("pattern", relation, template, mode), "pattern",
-                                relation, template, mode,
-                                {relation: [Path(dpr_dir) / relative]},
-                                {relation: Path(dataset_dir) / relative},
-                                {relation: cfg.finetune.max_train_questions}))
+                jobs.append(Job(
+                    name=job_name("pattern", relation, template, mode), table="pattern",
+                    relation=relation, variant=template, mode=mode,
+                    train_sets={relation: [Path(dpr_dir) / relative]},
+                    question_files={relation: Path(dataset_dir) / relative},
+                    max_questions={relation: cfg.finetune.max_train_questions}))
     return jobs
 
 
@@ -80,19 +81,24 @@ def multitask_jobs(cfg: RetrieverExperimentsConfig, dataset_dir: Path, dpr_dir: 
         own = {relation: [Path(dpr_dir) / relative]}
         files: dict[str, Path | None] = {relation: Path(dataset_dir) / relative}
         cap = cfg.finetune.max_train_questions
-        jobs.append(Job(job_name("multitask", relation, "single", "full"), "multitask",
-                        relation, "single", "full", own, files, {relation: cap}))
-        jobs.append(Job(job_name("multitask", relation, "multi", "full"), "multitask",
-                        relation, "multi", "full", {**own, NQ: [Path(nq_train)]},
-                        {**files, NQ: None},
-                        {relation: cap, NQ: cfg.multitask.max_nq_questions}))
+        jobs.append(Job(
+            name=job_name("multitask", relation, "single", "full"), table="multitask",
+            relation=relation, variant="single", mode="full", train_sets=own,
+            question_files=files, max_questions={relation: cap}))
+        jobs.append(Job(
+            name=job_name("multitask", relation, "multi", "full"), table="multitask",
+            relation=relation, variant="multi", mode="full",
+            train_sets={**own, NQ: [Path(nq_train)]}, question_files={**files, NQ: None},
+            max_questions={relation: cap, NQ: cfg.multitask.max_nq_questions}))
     if cfg.tsne.enabled and cfg.tsne.relation not in relations:
         relation = cfg.tsne.relation
         relative = main_file(relation, "train")
-        jobs.append(Job(job_name("multitask", relation, "single", "full"), "figure2", relation,
-                        "single", "full", {relation: [Path(dpr_dir) / relative]},
-                        {relation: Path(dataset_dir) / relative},
-                        {relation: cfg.finetune.max_train_questions}))
+        jobs.append(Job(
+            name=job_name("multitask", relation, "single", "full"), table="figure2",
+            relation=relation, variant="single", mode="full",
+            train_sets={relation: [Path(dpr_dir) / relative]},
+            question_files={relation: Path(dataset_dir) / relative},
+            max_questions={relation: cfg.finetune.max_train_questions}))
     return jobs
 
 

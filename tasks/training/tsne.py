@@ -41,12 +41,15 @@ def positive_passages(dpr_file: Path, n: int, seed: int = 0) -> list[tuple[str, 
 def tsne_points(vectors: np.ndarray, perplexity: float, seed: int) -> np.ndarray:
     """2-d t-SNE of ``vectors`` (perplexity capped below the number of points)."""
     from sklearn.manifold import TSNE
+    from threadpoolctl import threadpool_limits
 
     if len(vectors) < 3:
         raise ValueError(f"t-SNE needs at least 3 points, got {len(vectors)}")
     perplexity = min(perplexity, (len(vectors) - 1) / 3)
-    return TSNE(n_components=2, perplexity=perplexity, random_state=seed,
-                init="pca").fit_transform(np.asarray(vectors, dtype=np.float64))
+    # One OpenMP thread: on a shared 2-core machine more threads make it ~20x slower.
+    with threadpool_limits(1):
+        return TSNE(n_components=2, perplexity=perplexity, random_state=seed,
+                    init="pca").fit_transform(np.asarray(vectors, dtype=np.float64))
 
 
 def silhouette(vectors: np.ndarray, labels: Sequence[str]) -> float:
