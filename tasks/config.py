@@ -34,6 +34,7 @@ from tasks.retrieval_config import (  # noqa: F401  (re-exported: sections of Pa
     RetrievalConfig,
 )
 from tasks.retriever_config import RetrieverTrainConfig
+from tasks.retriever_experiments_config import RetrieverExperimentsConfig
 
 PROFILES = ("smoke", "demo", "real")
 DEFAULT_PARAMS_FILE = "params.yaml"
@@ -275,6 +276,7 @@ class Params(Section):
     retrieval: RetrievalConfig = RetrievalConfig()
     paraphrase: ParaphraseConfig = ParaphraseConfig()
     retriever_training: RetrieverTrainingConfig = RetrieverTrainingConfig()
+    retriever_experiments: RetrieverExperimentsConfig = RetrieverExperimentsConfig()
     readers: ReadersConfig = ReadersConfig()
     orchestration: OrchestrationConfig = OrchestrationConfig()
 

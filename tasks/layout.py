@@ -269,6 +269,46 @@ class Layout:
         """Loss curves, steps and time of the pre-training and retriever training."""
         return self.params.paths.metrics / "retriever_training.json"
 
+    # --- retriever training experiments (Tables 2-3, Figure 2) --------------------------------
+
+    @property
+    def experiments_root(self) -> Path:
+        """Fine-tuned pairs (``models/<name>/``) and their passage indexes (``indexes/``)."""
+        return self.params.paths.data / "experiments" / "retriever"
+
+    def experiment_model(self, name: str) -> Path:
+        """A fine-tuned DPR pair of the experiments (``question_encoder/`` + ``ctx_encoder/``)."""
+        return self.experiments_root / "models" / name
+
+    def experiment_dense(self, name: str) -> tuple[Path, Path]:
+        """``(shards_dir, index_dir)`` of a fine-tuned pair's passage index."""
+        root = self.experiments_root / "indexes" / name
+        return root / "shards", root / "index"
+
+    def experiment_checkpoints(self, name: str) -> Path:
+        """Lightning checkpoints of one fine-tune (``last.ckpt``: resume after a kill)."""
+        return self.params.paths.state / "checkpoints" / "retriever-experiments" / name
+
+    @property
+    def experiment_results(self) -> Path:
+        """Query sets, TREC runs and the retrieved passages of the experiments."""
+        return self.params.paths.results / "retriever_experiments"
+
+    @property
+    def experiment_metrics(self) -> Path:
+        """Tables 2-3 and Figure 2's numbers with question counts and bootstrap CIs (JSON)."""
+        return self.params.paths.metrics / "retriever_experiments.json"
+
+    @property
+    def experiment_report(self) -> Path:
+        """Markdown Tables 2 and 3."""
+        return self.params.paths.reports / "retriever_experiments.md"
+
+    @property
+    def experiment_tsne_plot(self) -> Path:
+        """Figure 2: t-SNE of passage embeddings before/after fine-tuning (PNG; CSV next to it)."""
+        return self.params.paths.plots / "retriever_tsne.png"
+
     # --- extractive readers on original vs paraphrased questions (Gan & Ng, Tables 1-2) ---
 
     def reader_dir(self, name: str) -> Path:

@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "tasks.paraphraser_config": 0,
     "tasks.mlm_config": 0,
     "tasks.retriever_config": 0,
+    "tasks.retriever_experiments_config": 0,
     "tasks.reader_config": 0,
     "tasks.config_section": 0,
     "tasks.retrieval_config": 0,

@@ -25,6 +25,7 @@ import torch
 from models.retriever.config import RetrieverTrainConfig
 from models.retriever.data import BiEncoderSample
 from models.retriever.export import (
+    QUESTION_DIR,
     TRAINER_STATE_FILE,
     TRAINING_ARGS_FILE,
     check_dpr_convertible,
@@ -131,26 +132,32 @@ class FitResult:
 def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
                   config: RetrieverTrainConfig, checkpoint_dir: str | Path, *,
                   val: Sequence[BiEncoderSample] | None = None) -> FitResult:
-    """Train a bi-encoder from ``init_model`` (a BERT-family directory) on ``train``; resume
-    from ``checkpoint_dir`` when it holds this run's ``last.ckpt``."""
+    """Train a bi-encoder from ``init_model`` (a BERT-family directory, or a retriever saved
+    as a DPR pair: each side starts from its own encoder) on ``train``; resume from
+    ``checkpoint_dir`` when it holds this run's ``last.ckpt``."""
     if not train:
         raise ValueError("no training samples (the training set is empty)")
-    init_dir = Path(init_model)
-    if not config.shared:
-        check_dpr_convertible(init_dir, "init model")
     import pytorch_lightning as pl
     from transformers import AutoTokenizer
 
     from models.retriever.datamodule import RetrieverDataModule
     from models.retriever.module import RetrieverModule
-    from models.retriever.network import BiEncoder
+    from models.retriever.network import BiEncoder, is_saved_pair
 
+    init_dir = Path(init_model)
+    pair = is_saved_pair(init_dir)  # fine-tuning a saved DPR pair (e.g. DPR-NQ)
+    if pair and config.shared:
+        raise ValueError(f"{init_dir}: a saved question/passage pair cannot start a shared "
+                         "encoder (shared: false to fine-tune it)")
+    if not config.shared and not pair:
+        check_dpr_convertible(init_dir, "init model")
     checkpoint_dir = Path(checkpoint_dir)
     hardware = resolve_hardware(config)
     resume = _prepare_checkpoints(checkpoint_dir, run_fingerprint(config, init_dir, train))
-    tokenizer = AutoTokenizer.from_pretrained(str(init_dir))
+    tokenizer = AutoTokenizer.from_pretrained(str(init_dir / QUESTION_DIR if pair else init_dir))
     pl.seed_everything(config.seed, workers=True, verbose=False)
-    model = BiEncoder.from_pretrained(init_dir, config.shared, config.pooling, config.freeze)
+    model = (BiEncoder.from_saved_pair(init_dir, config.freeze) if pair else
+             BiEncoder.from_pretrained(init_dir, config.shared, config.pooling, config.freeze))
     end_file = checkpoint_dir / END_STATE_FILE
     if not _launched_rank():
         end_file.unlink(missing_ok=True)

@@ -38,6 +38,34 @@ def load_encoder_model(model_dir: str | Path) -> nn.Module:
         hf_logging.set_verbosity(level)
 
 
+def is_saved_pair(path: str | Path) -> bool:
+    """Whether ``path`` holds a retriever saved as a DPR pair (not a plain BERT directory)."""
+    from models.retriever.export import CTX_DIR, QUESTION_DIR
+
+    return (Path(path) / QUESTION_DIR).is_dir() and (Path(path) / CTX_DIR).is_dir()
+
+
+def load_dpr_bert(retriever_dir: str | Path, side: str) -> nn.Module:
+    """The ``BertModel`` inside the saved DPR question (``side="question"``) or context
+    (``"ctx"``) encoder of ``retriever_dir``; its weights as saved (the inverse of
+    :func:`models.retriever.export.to_dpr`)."""
+    from transformers import DPRContextEncoder, DPRQuestionEncoder
+
+    from models.hf_logging import quiet_transformers
+    from models.retriever.export import CTX_DIR, QUESTION_DIR
+
+    if side not in ("question", "ctx"):
+        raise ValueError(f"side must be 'question' or 'ctx', not {side!r}")
+    path = Path(retriever_dir) / (QUESTION_DIR if side == "question" else CTX_DIR)
+    if model_type(path) != "dpr":
+        raise ValueError(f"{path}: model_type {model_type(path)!r}, expected a saved DPR "
+                         f"{side} encoder ('dpr')")
+    with quiet_transformers():
+        if side == "question":
+            return DPRQuestionEncoder.from_pretrained(str(path)).question_encoder.bert_model
+        return DPRContextEncoder.from_pretrained(str(path)).ctx_encoder.bert_model
+
+
 def pool(hidden: Tensor, mask: Tensor, pooling: str) -> Tensor:
     """``cls``: the first token's vector; ``mean``: the mean over unmasked tokens (float32)."""
     hidden = hidden.float()
@@ -85,6 +113,14 @@ class BiEncoder(nn.Module):
         question = load_encoder_model(model_dir)
         ctx = None if shared else load_encoder_model(model_dir)
         return cls(question, ctx, pooling, freeze)
+
+    @classmethod
+    def from_saved_pair(cls, retriever_dir: str | Path, freeze: str = "full") -> BiEncoder:
+        """The two encoders of a retriever saved as a DPR pair (``question_encoder/`` +
+        ``ctx_encoder/``, :func:`models.retriever.export.save_biencoder`): fine-tuning starts
+        from its weights (e.g. DPR-NQ), each side from its own encoder."""
+        return cls(load_dpr_bert(retriever_dir, "question"), load_dpr_bert(retriever_dir, "ctx"),
+                   "cls", freeze)
 
     @property
     def dim(self) -> int:

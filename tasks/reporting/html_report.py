@@ -50,6 +50,10 @@ from tasks.reporting.html_sections import (
     read_json,
     topk_section,
 )
+from tasks.reporting.html_training import (
+    retriever_experiments_section,
+    retriever_training_section,
+)
 from tasks.reporting.tables import publish_link_artifact
 
 log = logging.getLogger(__name__)
@@ -78,6 +82,9 @@ def report_artifacts(layout: Layout) -> dict[str, Path]:
         "accuracy_plot": layout.retrieval_accuracy_plot,
         "buckets": layout.retrieval_buckets_metrics,
         "buckets_plot": layout.retrieval_buckets_plot,
+        "retriever_training": layout.retriever_training_metrics,
+        "retriever_experiments": layout.experiment_metrics,
+        "tsne_plot": layout.experiment_tsne_plot,
         "paraphrase_metrics": layout.paraphrase_metrics,
         "paraphrase_report": layout.paraphrase_report,
         "paraphrased_retrieval": layout.retrieval_paraphrased_metrics,
@@ -128,6 +135,8 @@ def build_report(params: Params, artifacts: Mapping[str, Path],
         topk_section(artifacts, root, metrics),
         comparison_section(params, artifacts, root, metrics),
         buckets_section(params, artifacts, root),
+        retriever_training_section(artifacts, root),
+        retriever_experiments_section(artifacts, root),
         paraphrase_section(artifacts, root),
         paraphrased_retrieval_section(params, artifacts, root),
     ]

@@ -33,8 +33,12 @@ def test_shard_parallel_stages_run_one_task_per_shard(two_runs, smoke_params):
     # every query set is searched in batches: the test split and the Figure-1 buckets
     buckets = len(read_query_set(layout.retrieval_queries("buckets")))
     bucket_batches = -(-buckets // batch)
-    assert batches == 3 and bucket_batches >= 1
-    assert states["search BM25 batch"] == ["Completed"] * (batches + bucket_batches)
+    # ... and the retriever experiments' no-overlap test questions (BM25 beside Table 2)
+    pattern = len(read_query_set(layout.experiment_results / "queries" / "pattern.json"))
+    pattern_batches = -(-pattern // batch)
+    assert batches == 3 and bucket_batches >= 1 and pattern_batches == 1
+    assert states["search BM25 batch"] == ["Completed"] * (batches + bucket_batches
+                                                           + pattern_batches)
     assert len(states["generate paraphrase shard"]) >= 2, states
     assert set(states["generate paraphrase shard"]) == {"Completed"}
 
@@ -71,7 +75,8 @@ def test_study_writes_the_html_report(two_runs, smoke_params):
     for name in smoke_params.retrieval.retrievers:
         macro = json.loads(layout.retrieval_metrics(name).read_text())["macro"][f"top{k}"]
         assert f"{name}: macro top-{k} accuracy {macro:.2f}%" in html, name
-    assert html.count("data:image/png;base64,") == 2 and 'class="not-run-note"' not in html
+    # accuracy vs k, Figure 1 and Figure 2 (t-SNE of the retriever experiments)
+    assert html.count("data:image/png;base64,") == 3 and 'class="not-run-note"' not in html
     with get_client(sync_client=True) as client:
         links = client.read_artifacts(artifact_filter=ArtifactFilter(
             key=ArtifactFilterKey(any_=["qastress-report"])))
@@ -106,11 +111,13 @@ def test_second_run_is_served_from_cache(two_runs):
     assert not not_cached, not_cached
     first_states = task_states(first.state_details.flow_run_id)
     # planned once per dense encoder (dense, dpr-nq) over the same passages and shard size:
-    # the second plan of the first run is the first plan's cached result
-    repeated = {"plan passage shards"}
+    # the second plan of the first run is the first plan's cached result; the retriever
+    # experiments ask for DPR-NQ's index again and get the retrieval flow's (cached) one
+    repeated = {"plan passage shards", "encode passage shard", "build dense index"}
     assert all("Cached" not in s for name, s in first_states.items() if name not in repeated), \
         first_states
     assert "Completed" in first_states["plan passage shards"], first_states
+    assert "Completed" in first_states["encode passage shard"], first_states
 
 
 def test_smoke_scores_equal_the_expected_ones(two_runs, smoke_params):

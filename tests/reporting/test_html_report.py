@@ -49,8 +49,39 @@ def _write(path: Path, content: object) -> None:
         path.write_text(json.dumps(content, indent=2), encoding="utf-8")
 
 
-def _world(root: Path, flows: tuple[str, ...] = ("entity-questions", "retrieval", "paraphrase",
-                                                  "paraphrased-retrieval")) -> Layout:
+ALL_FLOWS = ("entity-questions", "train-retriever", "retrieval", "retriever-experiments",
+             "paraphrase", "paraphrased-retrieval")
+
+
+def _experiments() -> dict:
+    """A small metrics/retriever_experiments.json: one Table 2 row that ran, one not run."""
+    diff = {"difference": 12.5, "ci_low": 2.5, "ci_high": 25.0, "significant": True,
+            "questions": 40}
+    row = {"relation": "P19", "template": "test", "mode": "onlyP", "model": "ft-p19-test-onlyp",
+           "status": "ran", "train_questions": 95, "test_questions": 40, "top_k": 63.75,
+           "bm25": 91.25, "baseline": 51.25, "vs_baseline": diff}
+    empty = {**row, "relation": "P159", "model": "ft-p159-test-onlyp", "top_k": None,
+             "status": "0 training questions: not run", "train_questions": 0,
+             "vs_baseline": None}
+    t3 = {"relation": "P19", "variant": "multi", "model": "mt-p19-multi", "status": "ran",
+          "train_questions": 84, "sources": {"P19": 24, "nq": 60}, "relation_top_k": 44.44,
+          "relation_questions": 20, "eq_macro_top_k": 33.33, "eq_relations": 24,
+          "eq_questions": 480, "nq_dev_top_k": 27.27, "nq_dev_questions": 20}
+    return {"k": 20, "baseline": "dpr-nq", "has_answer_mode": "eq-string",
+            "nq_has_answer_mode": "dpr-string", "n_bootstrap": 1000, "seed": 0,
+            "confidence": 0.95, "jobs": {"ft-p19-test-onlyp": {}, "ft-p159-test-onlyp": {},
+                                         "mt-p19-multi": {}},
+            "not_run": ["ft-p159-test-onlyp"], "train_seconds": {"ft-p19-test-onlyp": 3.5},
+            "pattern": {"rows": [row, empty], "onlyP_vs_onlyQ": []},
+            "multitask": {"rows": [t3], "differences": [
+                {"relation": "P19", "a": "multi", "b": "single", "on": "nq-dev",
+                 "difference": {**diff, "difference": -7.5, "ci_low": -15.0, "ci_high": -1.25}}],
+                "eq_relations": ["P19"]},
+            "figure2": {"status": "ran", "passages": {"NQ-style": 20, "P19": 20},
+                        "silhouette_cosine": {"before": 0.0412, "after": 0.3125}}}
+
+
+def _world(root: Path, flows: tuple[str, ...] = ALL_FLOWS) -> Layout:
     """Fake artifacts of the named flows (and two raw inputs) under ``root``."""
     layout = Layout(_params(root))
     raw = layout.raw
@@ -79,6 +110,13 @@ def _world(root: Path, flows: tuple[str, ...] = ("entity-questions", "retrieval"
                             "dense": None}}}}})
         _write(layout.retrieval_accuracy_plot, PNG + b"k")
         _write(layout.retrieval_buckets_plot, PNG + b"buckets")
+    if "train-retriever" in flows:
+        _write(layout.retriever_training_metrics, {"dpr-nq": {
+            "global_step": 300, "epochs": 6, "final_train_loss": 0.4321, "train_seconds": 61.5,
+            "loss_curve": [[10 * i, 3.0 - i / 10] for i in range(1, 31)]}})
+    if "retriever-experiments" in flows:
+        _write(layout.experiment_metrics, _experiments())
+        _write(layout.experiment_tsne_plot, PNG + b"tsne")
     if "paraphrase" in flows:
         _write(layout.paraphrase_metrics, {"test_set": {"questions": 20, "test_pairs": 7}})
         _write(layout.paraphrase_report, "# Paraphrased questions\n\n## Example paraphrases\n\n"
@@ -108,9 +146,14 @@ def test_report_holds_every_flows_numbers_figures_params_and_fingerprints(tmp_pa
                    "+17.50", "[+3.21, +31.87]",  # comparison with its CI
                    "42.42", "24.24", "0–3",  # buckets (Figure 1 data)
                    "85.71", "71.43", "+14.29", "[-1.50, +28.57]",  # paraphrased retrieval
-                   "A's birthplace?"):  # paraphrase report (Markdown)
+                   "A's birthplace?",  # paraphrase report (Markdown)
+                   "0.43", "61.50", "2.90", "30 logged points",  # DPR-NQ training
+                   "63.75", "91.25", "51.25", "+12.50 [+2.50, +25.00] * (n=40)",  # Table 2
+                   "0 training questions: not run", "P19 24 + nq 60", "27.27",  # Table 3
+                   "-7.50 [-15.00, -1.25]", "+0.312"):  # Table 3 CI, Figure 2 silhouette
         assert number in html, number
-    for png in (layout.retrieval_accuracy_plot, layout.retrieval_buckets_plot):
+    for png in (layout.retrieval_accuracy_plot, layout.retrieval_buckets_plot,
+                layout.experiment_tsne_plot):
         assert f"data:image/png;base64,{base64.b64encode(png.read_bytes()).decode()}" in html
     assert "k1: 0.9" in html and "profile: smoke" in html  # the resolved params as YAML
     assert "data: data" in html  # paths relative to the run's root, not absolute
@@ -122,7 +165,8 @@ def test_report_holds_every_flows_numbers_figures_params_and_fingerprints(tmp_pa
     assert "bm25: macro top-20 accuracy 67.38%" in report.headline
     assert "paraphrased test set: 7 of 20" in report.headline
     for anchor in ("overview", "entityquestions", "topk", "comparison", "buckets", "paraphrase",
-                   "paraphrased-retrieval", "params", "fingerprints"):
+                   "paraphrased-retrieval", "retriever-training", "retriever-experiments", "params",
+                   "fingerprints"):
         assert f'href="#{anchor}"' in html and f'id="{anchor}"' in html
 
 
@@ -144,11 +188,14 @@ def test_rebuild_is_byte_identical_here_and_in_another_directory(tmp_path):
 def test_missing_flows_are_listed_as_not_run(tmp_path):
     layout = _world(tmp_path, flows=("entity-questions",))
     report = _build(layout)
-    assert report.not_run == ["retrieval", "paraphrase", "paraphrased-retrieval"]
+    assert report.not_run == ["train-retriever", "retrieval", "retriever-experiments",
+                              "paraphrase", "paraphrased-retrieval"]
     html = report.html
-    assert html.count('class="not-run-note"') == 5  # top-k, comparison, buckets, paraphrase x2
+    # top-k, comparison, buckets, retriever training and experiments, paraphrase x2
+    assert html.count('class="not-run-note"') == 7
     assert "metrics/retrieval_bm25.json" in html  # what is missing, relative to the run root
-    assert "not run: retrieval, paraphrase, paraphrased-retrieval" in report.headline
+    assert ("not run: train-retriever, retrieval, retriever-experiments, paraphrase, "
+            "paraphrased-retrieval") in report.headline
     assert "Relations selected" in html  # what did run is there
 
 
