@@ -34,6 +34,7 @@ from tasks.retrieval_config import (  # noqa: F401  (re-exported: sections of Pa
     RetrievalConfig,
 )
 from tasks.retriever_config import RetrieverTrainConfig
+from tasks.specialised_config import SpecialisedEncodersConfig
 
 PROFILES = ("smoke", "demo", "real")
 DEFAULT_PARAMS_FILE = "params.yaml"
@@ -276,6 +277,7 @@ class Params(Section):
     paraphrase: ParaphraseConfig = ParaphraseConfig()
     retriever_training: RetrieverTrainingConfig = RetrieverTrainingConfig()
     readers: ReadersConfig = ReadersConfig()
+    specialised_encoders: SpecialisedEncodersConfig = SpecialisedEncodersConfig()
     orchestration: OrchestrationConfig = OrchestrationConfig()
 
     def raw_path(self, source_key: str) -> Path:

@@ -136,19 +136,23 @@ def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
     if not train:
         raise ValueError("no training samples (the training set is empty)")
     init_dir = Path(init_model)
-    if not config.shared:
-        check_dpr_convertible(init_dir, "init model")
     import pytorch_lightning as pl
     from transformers import AutoTokenizer
 
     from models.retriever.datamodule import RetrieverDataModule
+    from models.retriever.export import QUESTION_DIR
     from models.retriever.module import RetrieverModule
-    from models.retriever.network import BiEncoder
+    from models.retriever.network import BiEncoder, is_saved_pair
+
+    pair = is_saved_pair(init_dir)  # a trained pair: each side starts from its own encoder
+    if not config.shared and not pair:
+        check_dpr_convertible(init_dir, "init model")
 
     checkpoint_dir = Path(checkpoint_dir)
     hardware = resolve_hardware(config)
     resume = _prepare_checkpoints(checkpoint_dir, run_fingerprint(config, init_dir, train))
-    tokenizer = AutoTokenizer.from_pretrained(str(init_dir))
+    tokenizer = AutoTokenizer.from_pretrained(str(init_dir / QUESTION_DIR if pair
+                                                  else init_dir))
     pl.seed_everything(config.seed, workers=True, verbose=False)
     model = BiEncoder.from_pretrained(init_dir, config.shared, config.pooling, config.freeze)
     end_file = checkpoint_dir / END_STATE_FILE

@@ -38,6 +38,31 @@ def load_encoder_model(model_dir: str | Path) -> nn.Module:
         hf_logging.set_verbosity(level)
 
 
+def is_saved_pair(model_dir: str | Path) -> bool:
+    """Whether ``model_dir`` is a DPR pair saved by :func:`models.retriever.export.save_biencoder`
+    (``question_encoder/`` + ``ctx_encoder/``)."""
+    from models.retriever.export import CTX_DIR, QUESTION_DIR
+
+    return (Path(model_dir) / QUESTION_DIR).is_dir() and (Path(model_dir) / CTX_DIR).is_dir()
+
+
+def load_dpr_pair(model_dir: str | Path) -> tuple[nn.Module, nn.Module]:
+    """The ``BertModel`` inside the ``DPRQuestionEncoder`` and the ``DPRContextEncoder`` of a
+    saved pair (``projection_dim`` 0: the [CLS] vector is the DPR vector, as in training)."""
+    from transformers import DPRContextEncoder, DPRQuestionEncoder
+
+    from models.retriever.export import CTX_DIR, QUESTION_DIR
+
+    question = DPRQuestionEncoder.from_pretrained(str(Path(model_dir) / QUESTION_DIR))
+    ctx = DPRContextEncoder.from_pretrained(str(Path(model_dir) / CTX_DIR))
+    for side, model in (("question", question), ("ctx", ctx)):
+        if model.config.projection_dim:
+            raise ValueError(f"{model_dir}: the {side} encoder has a projection "
+                             f"(projection_dim {model.config.projection_dim}); only pairs "
+                             "that pool [CLS] (projection_dim 0) can be trained further")
+    return question.question_encoder.bert_model, ctx.ctx_encoder.bert_model
+
+
 def pool(hidden: Tensor, mask: Tensor, pooling: str) -> Tensor:
     """``cls``: the first token's vector; ``mean``: the mean over unmasked tokens (float32)."""
     hidden = hidden.float()
@@ -81,7 +106,15 @@ class BiEncoder(nn.Module):
     @classmethod
     def from_pretrained(cls, model_dir: str | Path, shared: bool = False, pooling: str = "cls",
                         freeze: str = "full") -> BiEncoder:
-        """Both encoders initialised from one checkpoint (two copies unless ``shared``)."""
+        """Both encoders initialised from one checkpoint (two copies unless ``shared``), or,
+        for a saved DPR pair (:func:`is_saved_pair`), each side from its own encoder (e.g. to
+        fine-tune only the question encoder of a trained retriever, ``freeze="onlyQ"``)."""
+        if is_saved_pair(model_dir):
+            if shared:
+                raise ValueError(f"{model_dir}: a saved question/passage pair cannot start a "
+                                 "shared encoder (shared: false)")
+            question, ctx = load_dpr_pair(model_dir)
+            return cls(question, ctx, pooling, freeze)
         question = load_encoder_model(model_dir)
         ctx = None if shared else load_encoder_model(model_dir)
         return cls(question, ctx, pooling, freeze)
