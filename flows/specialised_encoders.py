@@ -121,9 +121,9 @@ def specialise(params: Params, layout: Layout, name: str, pair_dir: Path, plans:
         print(f"{name} / {plan.relation}: {stats['global_step']} steps on "
               f"{stats['train_questions']} questions, final loss {stats['final_train_loss']}")
     result = evaluate_question_encoders(
-        index, specs, test, params.raw_path("passages"), list(params.retrieval.ks),
-        params.retrieval.headline_k, params.retrieval.has_answer_mode, dense.batch_size,
-        dense.device)
+        index, specs, test, params.raw_path("passages"), ks=list(params.retrieval.ks),
+        k=params.retrieval.headline_k, mode=params.retrieval.has_answer_mode,
+        batch_size=dense.batch_size, device=dense.device)
     manifest = index.index.manifest
     result.update({
         "index": {"path": str(index.path), "fingerprint": manifest["fingerprint"],

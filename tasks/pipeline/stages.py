@@ -202,7 +202,8 @@ STAGES: tuple[Stage, ...] = (
         description="The static HTML report of every flow that ran.",
         params=ALL_PARAMS,
         deps=(_RAW, *_reports("entityquestions_summary.md"), *_RETRIEVAL_METRICS, *_FIGURES,
-              *_reports("paraphrase.md"), *_metrics("paraphrase", "retrieval_paraphrased")),
+              *_reports("paraphrase.md"), *_metrics("paraphrase", "retrieval_paraphrased"),
+              *_metrics("specialised_encoders")),
         outs=_reports("report.html"),
     ),
 )

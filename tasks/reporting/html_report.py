@@ -50,6 +50,7 @@ from tasks.reporting.html_sections import (
     read_json,
     topk_section,
 )
+from tasks.reporting.specialised_report import specialised_section
 from tasks.reporting.tables import publish_link_artifact
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,8 @@ TITLE = "qastress: stress-testing QA retrievers"
 #: The sources of the page's code and template: task inputs of the report, so a change of
 #: either invalidates the cached report (the task source alone does not cover them).
 RENDERER = (Path(__file__), Path(__file__).with_name("html_page.py"),
-            Path(__file__).with_name("html_sections.py"))
+            Path(__file__).with_name("html_sections.py"),
+            Path(__file__).with_name("specialised_report.py"))
 
 #: Flows that write what the report reads, in pipeline order: (flow, CLI stage); from the
 #: stage registry (``in_report``).
@@ -81,6 +83,7 @@ def report_artifacts(layout: Layout) -> dict[str, Path]:
         "paraphrase_metrics": layout.paraphrase_metrics,
         "paraphrase_report": layout.paraphrase_report,
         "paraphrased_retrieval": layout.retrieval_paraphrased_metrics,
+        "specialised": layout.specialised_metrics,
     }
 
 
@@ -130,6 +133,7 @@ def build_report(params: Params, artifacts: Mapping[str, Path],
         buckets_section(params, artifacts, root),
         paraphrase_section(artifacts, root),
         paraphrased_retrieval_section(params, artifacts, root),
+        specialised_section(artifacts["specialised"]),
     ]
     for section in sections:
         if section.missing and section.blocks:  # partly written: keep it, say what is absent

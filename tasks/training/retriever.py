@@ -64,8 +64,9 @@ def train_dpr(train_files: Sequence[Path], dev_files: Sequence[Path], init_model
               out_dir: Path, checkpoint_dir: Path | str, config: Any,
               max_train_questions: int | None = None) -> dict[str, Any]:
     """Train the bi-encoder of ``config`` (``models.retriever.RetrieverTrainConfig``) from
-    ``init_model`` (a BERT-family model, or a saved DPR pair) on ``train_files`` (validation loss on ``dev_files``), resuming from
-    ``checkpoint_dir``; save it to ``out_dir``; return the trainer state summary."""
+    ``init_model`` (a BERT-family model, or a saved DPR pair) on ``train_files`` (validation
+    loss on ``dev_files``), resuming from ``checkpoint_dir``; save it to ``out_dir``; return
+    the trainer state summary."""
     from models.retriever import RetrieverTrainConfig, load_samples, train_retriever
     from tasks.retrieval.encoders import resolve_model_path
 
