@@ -133,7 +133,7 @@ def build_report(params: Params, artifacts: Mapping[str, Path],
         buckets_section(params, artifacts, root),
         paraphrase_section(artifacts, root),
         paraphrased_retrieval_section(params, artifacts, root),
-        specialised_section(artifacts["specialised"]),
+        specialised_section(artifacts["specialised"], root),
     ]
     for section in sections:
         if section.missing and section.blocks:  # partly written: keep it, say what is absent

@@ -49,7 +49,8 @@ def _write(path: Path, content: object) -> None:
         path.write_text(json.dumps(content, indent=2), encoding="utf-8")
 
 
-def _world(root: Path, flows: tuple[str, ...] = ("entity-questions", "retrieval", "paraphrase",
+def _world(root: Path, flows: tuple[str, ...] = ("entity-questions", "retrieval",
+                                                  "specialised-encoders", "paraphrase",
                                                   "paraphrased-retrieval")) -> Layout:
     """Fake artifacts of the named flows (and two raw inputs) under ``root``."""
     layout = Layout(_params(root))
@@ -79,6 +80,24 @@ def _world(root: Path, flows: tuple[str, ...] = ("entity-questions", "retrieval"
                             "dense": None}}}}})
         _write(layout.retrieval_accuracy_plot, PNG + b"k")
         _write(layout.retrieval_buckets_plot, PNG + b"buckets")
+    if "specialised-encoders" in flows:
+        rows = {"P19": {"shared": {"top20": 31.5}, "specialised": {"top20": 44.25},
+                        "difference": 12.75}}
+        _write(layout.specialised_metrics, {
+            "enabled": True, "k": 20, "ks": [20], "has_answer_mode": "eq-string",
+            "relations": {"P19": {"status": "ran", "train_questions": 9, "test_questions": 4},
+                          "P36": {"status": "no training questions: not run",
+                                  "train_questions": 0, "test_questions": 4}},
+            "counts": {"relations": 2, "ran": 1,
+                       "not_run": {"no training questions: not run": 1}},
+            "paq": {"questions": 80, "sampled": 100},
+            "passage_encoders": {"dpr-nq": {
+                "per_relation": rows, "shared_all": {"P19": {"top20": 31.5},
+                                                     "P36": {"top20": 12.0}},
+                "macro": {"shared": {"top20": 31.5}, "specialised": {"top20": 44.25}},
+                "index": {"rows": 12, "opened": 1},
+                "memory": {"one_index_bytes": 4141, "relations": 1,
+                           "one_index_per_relation_bytes": 4141, "saved_bytes": 0}}}})
     if "paraphrase" in flows:
         _write(layout.paraphrase_metrics, {"test_set": {"questions": 20, "test_pairs": 7}})
         _write(layout.paraphrase_report, "# Paraphrased questions\n\n## Example paraphrases\n\n"
@@ -108,7 +127,8 @@ def test_report_holds_every_flows_numbers_figures_params_and_fingerprints(tmp_pa
                    "+17.50", "[+3.21, +31.87]",  # comparison with its CI
                    "42.42", "24.24", "0–3",  # buckets (Figure 1 data)
                    "85.71", "71.43", "+14.29", "[-1.50, +28.57]",  # paraphrased retrieval
-                   "A's birthplace?"):  # paraphrase report (Markdown)
+                   "A's birthplace?",  # paraphrase report (Markdown)
+                   "44.25", "+12.75", "no training questions: not run", "4,141 bytes"):  # Table 4
         assert number in html, number
     for png in (layout.retrieval_accuracy_plot, layout.retrieval_buckets_plot):
         assert f"data:image/png;base64,{base64.b64encode(png.read_bytes()).decode()}" in html
@@ -122,7 +142,7 @@ def test_report_holds_every_flows_numbers_figures_params_and_fingerprints(tmp_pa
     assert "bm25: macro top-20 accuracy 67.38%" in report.headline
     assert "paraphrased test set: 7 of 20" in report.headline
     for anchor in ("overview", "entityquestions", "topk", "comparison", "buckets", "paraphrase",
-                   "paraphrased-retrieval", "params", "fingerprints"):
+                   "paraphrased-retrieval", "specialised", "params", "fingerprints"):
         assert f'href="#{anchor}"' in html and f'id="{anchor}"' in html
 
 
@@ -144,11 +164,15 @@ def test_rebuild_is_byte_identical_here_and_in_another_directory(tmp_path):
 def test_missing_flows_are_listed_as_not_run(tmp_path):
     layout = _world(tmp_path, flows=("entity-questions",))
     report = _build(layout)
-    assert report.not_run == ["retrieval", "paraphrase", "paraphrased-retrieval"]
+    assert report.not_run == ["retrieval", "specialised-encoders", "paraphrase",
+                              "paraphrased-retrieval"]
     html = report.html
-    assert html.count('class="not-run-note"') == 5  # top-k, comparison, buckets, paraphrase x2
+    # top-k, comparison, buckets, paraphrase x2, specialised encoders
+    assert html.count('class="not-run-note"') == 6
     assert "metrics/retrieval_bm25.json" in html  # what is missing, relative to the run root
-    assert "not run: retrieval, paraphrase, paraphrased-retrieval" in report.headline
+    assert "metrics/specialised_encoders.json" in html
+    assert ("not run: retrieval, specialised-encoders, paraphrase, paraphrased-retrieval"
+            in report.headline)
     assert "Relations selected" in html  # what did run is there
 
 
