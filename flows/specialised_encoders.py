@@ -20,6 +20,7 @@ index per relation. Relations without training questions are rows saying so.
 
 from __future__ import annotations
 
+import os
 import resource
 from pathlib import Path
 
@@ -126,12 +127,13 @@ def specialise(params: Params, layout: Layout, name: str, pair_dir: Path, plans:
         batch_size=dense.batch_size, device=dense.device)
     manifest = index.index.manifest
     result.update({
-        "index": {"path": str(index.path), "fingerprint": manifest["fingerprint"],
+        "index": {"path": Path(os.path.relpath(index.path, params.paths.data)).as_posix(),
+                  "fingerprint": manifest["fingerprint"],
                   "rows": manifest["rows"], "dim": manifest["dim"], "opened": 1,
                   "searches": len(result["searches"])},
         "memory": index_memory(index.path, len(specs)),
         "finetune": finetune,
-        "cpu_seconds": round(_cpu_seconds() - started, 1),
+        "cpu_seconds": round(_cpu_seconds() - started, 1),  # a timing (not a score)
     })
     return result
 

@@ -187,3 +187,27 @@ def test_relations_without_training_questions_are_planned_as_not_run(world, tmp_
     assert plan_relations(["P5"], world["dpr_dir"], test)[0].status == NO_TEST
     with pytest.raises(ValueError, match="relation list is empty"):
         plan_relations([], world["dpr_dir"], test)
+
+
+def test_a_saved_pair_starts_each_side_from_its_own_encoder(world):
+    """Fine-tuning from a trained pair starts the question side from its question encoder
+    and the passage side from its passage encoder (not both from one checkpoint)."""
+    from models.retriever.network import BiEncoder, is_saved_pair
+    from tasks.training.specialised import encoder_tensors
+
+    pair = world["pair"]
+    assert is_saved_pair(pair) and not is_saved_pair(pair / "question_encoder")
+    model = BiEncoder.from_pretrained(pair, freeze="onlyQ")
+    for side, module in (("question_encoder", model.question_model),
+                         ("ctx_encoder", model.ctx_model)):
+        saved = encoder_tensors(pair / side)
+        prefix = f"{side}.bert_model."
+        state = module.state_dict()
+        assert {k.removeprefix(prefix) for k in saved} >= set(state)
+        for name, tensor in state.items():
+            assert np.array_equal(tensor.numpy(), saved[prefix + name]), (side, name)
+    q = model.question_model.state_dict()
+    c = model.ctx_model.state_dict()
+    assert any(not np.array_equal(q[k].numpy(), c[k].numpy()) for k in q)  # trained apart
+    with pytest.raises(ValueError, match="cannot start a shared encoder"):
+        BiEncoder.from_pretrained(pair, shared=True)

@@ -69,7 +69,7 @@ def test_metrics_rows_and_not_run_relations(flow_run):
         assert list(result["per_relation"]) == ran
         assert result["searches"] == [name, *[f"{name}-{r.lower()}" for r in ran]]
         assert result["index"]["opened"] == 1 and result["index"]["searches"] == 1 + len(ran)
-        size = (Path(result["index"]["path"]) / "index.faiss").stat().st_size
+        size = (params.paths.data / result["index"]["path"] / "index.faiss").stat().st_size
         assert result["memory"]["one_index_bytes"] == size
         assert result["memory"]["one_index_per_relation_bytes"] == len(ran) * size
         assert all(f["passage_encoder_identical"] for f in result["finetune"].values())
