@@ -40,6 +40,7 @@ from tasks.reporting.html_page import (
 from tasks.reporting.html_sections import (
     buckets_section,
     comparison_section,
+    display_path,
     entity_questions_section,
     fingerprints_section,
     headline_lines,
@@ -133,7 +134,8 @@ def build_report(params: Params, artifacts: Mapping[str, Path],
         buckets_section(params, artifacts, root),
         paraphrase_section(artifacts, root),
         paraphrased_retrieval_section(params, artifacts, root),
-        specialised_section(artifacts["specialised"], root),
+        specialised_section(artifacts["specialised"],
+                            display_path(artifacts["specialised"], root)),
     ]
     for section in sections:
         if section.missing and section.blocks:  # partly written: keep it, say what is absent

@@ -105,14 +105,12 @@ def write_specialised_report(metrics: Mapping[str, Any], path: Path) -> str:
     return text
 
 
-def specialised_section(metrics_path: Path, root: Path) -> Section:
-    """The HTML report's Table 4 section (the flow did not run when the metrics are absent;
-    the missing path is shown relative to ``root``)."""
-    from tasks.reporting.html_sections import display_path
-
+def specialised_section(metrics_path: Path, shown_as: str) -> Section:
+    """The HTML report's Table 4 section (the flow did not run when the metrics are absent:
+    the section names them as ``shown_as``)."""
     section = Section("specialised", TITLE, "specialised-encoders")
     if not Path(metrics_path).is_file():
-        section.missing.append(display_path(Path(metrics_path), root))
+        section.missing.append(shown_as)
         return section
     import json
 
