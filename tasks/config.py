@@ -35,6 +35,7 @@ from tasks.retrieval_config import (  # noqa: F401  (re-exported: sections of Pa
 )
 from tasks.retriever_config import RetrieverTrainConfig
 from tasks.retriever_experiments_config import RetrieverExperimentsConfig
+from tasks.specialised_config import SpecialisedEncodersConfig
 
 PROFILES = ("smoke", "demo", "real")
 DEFAULT_PARAMS_FILE = "params.yaml"
@@ -278,6 +279,7 @@ class Params(Section):
     retriever_training: RetrieverTrainingConfig = RetrieverTrainingConfig()
     retriever_experiments: RetrieverExperimentsConfig = RetrieverExperimentsConfig()
     readers: ReadersConfig = ReadersConfig()
+    specialised_encoders: SpecialisedEncodersConfig = SpecialisedEncodersConfig()
     orchestration: OrchestrationConfig = OrchestrationConfig()
 
     def raw_path(self, source_key: str) -> Path:

@@ -329,6 +329,24 @@ class Layout:
         """Markdown Tables 1-2: EM/F1 on orig vs paraphrased questions."""
         return self.params.paths.reports / "readers.md"
 
+    # --- specialised question encoders over one passage index (EntityQuestions Table 4) ---
+
+    @property
+    def specialised_root(self) -> Path:
+        """PAQ-like questions, the PAQ passage encoder, the per-relation question encoders
+        (``models/<passage encoder>/<relation>``) and the indexes built by this stage."""
+        return self.params.paths.data / "specialised"
+
+    @property
+    def specialised_metrics(self) -> Path:
+        """Top-k of shared vs specialised question encoders, index memory (JSON)."""
+        return self.params.paths.metrics / "specialised_encoders.json"
+
+    @property
+    def specialised_report(self) -> Path:
+        """Markdown Table 4."""
+        return self.params.paths.reports / "specialised_encoders.md"
+
     # --- the study's report -------------------------------------------------------------------
 
     @property

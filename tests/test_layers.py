@@ -38,6 +38,7 @@ LAYERS: dict[str, int] = {
     "tasks.config_section": 0,
     "tasks.retrieval_config": 0,
     "tasks.orchestration_config": 0,
+    "tasks.specialised_config": 0,
     "tasks.model_names": 0,
     "tasks.relation_templates": 0,
     "tasks.answer_modes": 0,

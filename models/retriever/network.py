@@ -109,7 +109,14 @@ class BiEncoder(nn.Module):
     @classmethod
     def from_pretrained(cls, model_dir: str | Path, shared: bool = False, pooling: str = "cls",
                         freeze: str = "full") -> BiEncoder:
-        """Both encoders initialised from one checkpoint (two copies unless ``shared``)."""
+        """Both encoders initialised from one checkpoint (two copies unless ``shared``); a
+        saved DPR pair (:func:`is_saved_pair`) starts each side from its own encoder
+        (:meth:`from_saved_pair`)."""
+        if is_saved_pair(model_dir):
+            if shared:
+                raise ValueError(f"{model_dir}: a saved question/passage pair cannot start a "
+                                 "shared encoder (shared: false to fine-tune it)")
+            return cls.from_saved_pair(model_dir, freeze)
         question = load_encoder_model(model_dir)
         ctx = None if shared else load_encoder_model(model_dir)
         return cls(question, ctx, pooling, freeze)

@@ -40,6 +40,7 @@ from tasks.reporting.html_page import (
 from tasks.reporting.html_sections import (
     buckets_section,
     comparison_section,
+    display_path,
     entity_questions_section,
     fingerprints_section,
     headline_lines,
@@ -54,6 +55,7 @@ from tasks.reporting.html_training import (
     retriever_experiments_section,
     retriever_training_section,
 )
+from tasks.reporting.specialised_report import specialised_section
 from tasks.reporting.tables import publish_link_artifact
 
 log = logging.getLogger(__name__)
@@ -62,7 +64,8 @@ TITLE = "qastress: stress-testing QA retrievers"
 #: The sources of the page's code and template: task inputs of the report, so a change of
 #: either invalidates the cached report (the task source alone does not cover them).
 RENDERER = (Path(__file__), Path(__file__).with_name("html_page.py"),
-            Path(__file__).with_name("html_sections.py"))
+            Path(__file__).with_name("html_sections.py"),
+            Path(__file__).with_name("specialised_report.py"))
 
 #: Flows that write what the report reads, in pipeline order: (flow, CLI stage); from the
 #: stage registry (``in_report``).
@@ -88,6 +91,7 @@ def report_artifacts(layout: Layout) -> dict[str, Path]:
         "paraphrase_metrics": layout.paraphrase_metrics,
         "paraphrase_report": layout.paraphrase_report,
         "paraphrased_retrieval": layout.retrieval_paraphrased_metrics,
+        "specialised": layout.specialised_metrics,
     }
 
 
@@ -139,6 +143,8 @@ def build_report(params: Params, artifacts: Mapping[str, Path],
         retriever_experiments_section(artifacts, root),
         paraphrase_section(artifacts, root),
         paraphrased_retrieval_section(params, artifacts, root),
+        specialised_section(artifacts["specialised"],
+                            display_path(artifacts["specialised"], root)),
     ]
     for section in sections:
         if section.missing and section.blocks:  # partly written: keep it, say what is absent

@@ -64,8 +64,9 @@ def train_dpr(train_files: Sequence[Path], dev_files: Sequence[Path], init_model
               out_dir: Path, checkpoint_dir: Path | str, config: Any,
               max_train_questions: int | None = None) -> dict[str, Any]:
     """Train the bi-encoder of ``config`` (``models.retriever.RetrieverTrainConfig``) from
-    ``init_model`` on ``train_files`` (validation loss on ``dev_files``), resuming from
-    ``checkpoint_dir``; save it to ``out_dir``; return the trainer state summary."""
+    ``init_model`` (a BERT-family model, or a saved DPR pair) on ``train_files`` (validation
+    loss on ``dev_files``), resuming from ``checkpoint_dir``; save it to ``out_dir``; return
+    the trainer state summary."""
     from models.retriever import RetrieverTrainConfig, load_samples, train_retriever
     from tasks.retrieval.encoders import resolve_model_path
 
@@ -76,7 +77,11 @@ def train_dpr(train_files: Sequence[Path], dev_files: Sequence[Path], init_model
         train = train[:max_train_questions]
     val = (load_samples(list(dev_files), config.hard_negatives, config.other_negatives)
            if dev_files else None)
-    init_dir = resolve_model_path(str(init_model))
+    from models.retriever.network import is_saved_pair
+
+    # a saved DPR pair starts each side from its own encoder (e.g. onlyQ fine-tuning)
+    init_dir = (Path(init_model).resolve() if is_saved_pair(init_model)
+                else resolve_model_path(str(init_model)))
     state = train_retriever(train, init_dir, config, out_dir, Path(checkpoint_dir), val=val,
                             extra_args={"train_files": [str(p) for p in train_files],
                                         "dev_files": [str(p) for p in dev_files]})

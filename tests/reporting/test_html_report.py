@@ -50,7 +50,7 @@ def _write(path: Path, content: object) -> None:
 
 
 ALL_FLOWS = ("entity-questions", "train-retriever", "retrieval", "retriever-experiments",
-             "paraphrase", "paraphrased-retrieval")
+             "specialised-encoders", "paraphrase", "paraphrased-retrieval")
 
 
 def _experiments() -> dict:
@@ -117,6 +117,24 @@ def _world(root: Path, flows: tuple[str, ...] = ALL_FLOWS) -> Layout:
     if "retriever-experiments" in flows:
         _write(layout.experiment_metrics, _experiments())
         _write(layout.experiment_tsne_plot, PNG + b"tsne")
+    if "specialised-encoders" in flows:
+        rows = {"P19": {"shared": {"top20": 31.5}, "specialised": {"top20": 44.25},
+                        "difference": 12.75}}
+        _write(layout.specialised_metrics, {
+            "enabled": True, "k": 20, "ks": [20], "has_answer_mode": "eq-string",
+            "relations": {"P19": {"status": "ran", "train_questions": 9, "test_questions": 4},
+                          "P36": {"status": "no training questions: not run",
+                                  "train_questions": 0, "test_questions": 4}},
+            "counts": {"relations": 2, "ran": 1,
+                       "not_run": {"no training questions: not run": 1}},
+            "paq": {"questions": 80, "sampled": 100},
+            "passage_encoders": {"dpr-nq": {
+                "per_relation": rows, "shared_all": {"P19": {"top20": 31.5},
+                                                     "P36": {"top20": 12.0}},
+                "macro": {"shared": {"top20": 31.5}, "specialised": {"top20": 44.25}},
+                "index": {"rows": 12, "opened": 1},
+                "memory": {"one_index_bytes": 4141, "relations": 1,
+                           "one_index_per_relation_bytes": 4141, "saved_bytes": 0}}}})
     if "paraphrase" in flows:
         _write(layout.paraphrase_metrics, {"test_set": {"questions": 20, "test_pairs": 7}})
         _write(layout.paraphrase_report, "# Paraphrased questions\n\n## Example paraphrases\n\n"
@@ -150,7 +168,8 @@ def test_report_holds_every_flows_numbers_figures_params_and_fingerprints(tmp_pa
                    "0.43", "61.50", "2.90", "30 logged points",  # DPR-NQ training
                    "63.75", "91.25", "51.25", "+12.50 [+2.50, +25.00] * (n=40)",  # Table 2
                    "0 training questions: not run", "P19 24 + nq 60", "27.27",  # Table 3
-                   "-7.50 [-15.00, -1.25]", "+0.312"):  # Table 3 CI, Figure 2 silhouette
+                   "-7.50 [-15.00, -1.25]", "+0.312",  # Table 3 CI, Figure 2 silhouette
+                   "44.25", "+12.75", "no training questions: not run", "4,141 bytes"):  # Table 4
         assert number in html, number
     for png in (layout.retrieval_accuracy_plot, layout.retrieval_buckets_plot,
                 layout.experiment_tsne_plot):
@@ -165,8 +184,8 @@ def test_report_holds_every_flows_numbers_figures_params_and_fingerprints(tmp_pa
     assert "bm25: macro top-20 accuracy 67.38%" in report.headline
     assert "paraphrased test set: 7 of 20" in report.headline
     for anchor in ("overview", "entityquestions", "topk", "comparison", "buckets", "paraphrase",
-                   "paraphrased-retrieval", "retriever-training", "retriever-experiments", "params",
-                   "fingerprints"):
+                   "paraphrased-retrieval", "retriever-training", "retriever-experiments",
+                   "specialised", "params", "fingerprints"):
         assert f'href="#{anchor}"' in html and f'id="{anchor}"' in html
 
 
@@ -189,13 +208,15 @@ def test_missing_flows_are_listed_as_not_run(tmp_path):
     layout = _world(tmp_path, flows=("entity-questions",))
     report = _build(layout)
     assert report.not_run == ["train-retriever", "retrieval", "retriever-experiments",
-                              "paraphrase", "paraphrased-retrieval"]
+                              "specialised-encoders", "paraphrase", "paraphrased-retrieval"]
     html = report.html
-    # top-k, comparison, buckets, retriever training and experiments, paraphrase x2
-    assert html.count('class="not-run-note"') == 7
+    # top-k, comparison, buckets, retriever training and experiments, specialised encoders,
+    # paraphrase x2
+    assert html.count('class="not-run-note"') == 8
     assert "metrics/retrieval_bm25.json" in html  # what is missing, relative to the run root
-    assert ("not run: train-retriever, retrieval, retriever-experiments, paraphrase, "
-            "paraphrased-retrieval") in report.headline
+    assert "metrics/specialised_encoders.json" in html
+    assert ("not run: train-retriever, retrieval, retriever-experiments, specialised-encoders, "
+            "paraphrase, paraphrased-retrieval") in report.headline
     assert "Relations selected" in html  # what did run is there
 
 
