@@ -37,6 +37,11 @@ from tasks.reporting.html_page import (
     Text,
     render_page,
 )
+from tasks.reporting.html_readers import (
+    augmentation_section,
+    reader_headline_lines,
+    readers_section,
+)
 from tasks.reporting.html_sections import (
     buckets_section,
     comparison_section,
@@ -58,7 +63,9 @@ TITLE = "qastress: stress-testing QA retrievers"
 #: The sources of the page's code and template: task inputs of the report, so a change of
 #: either invalidates the cached report (the task source alone does not cover them).
 RENDERER = (Path(__file__), Path(__file__).with_name("html_page.py"),
-            Path(__file__).with_name("html_sections.py"))
+            Path(__file__).with_name("html_sections.py"),
+            Path(__file__).with_name("html_readers.py"),
+            Path(__file__).with_name("reader_tables.py"))
 
 #: Flows that write what the report reads, in pipeline order: (flow, CLI stage); from the
 #: stage registry (``in_report``).
@@ -81,6 +88,8 @@ def report_artifacts(layout: Layout) -> dict[str, Path]:
         "paraphrase_metrics": layout.paraphrase_metrics,
         "paraphrase_report": layout.paraphrase_report,
         "paraphrased_retrieval": layout.retrieval_paraphrased_metrics,
+        "readers": layout.readers_metrics,
+        "reader_augmentation": layout.augmentation_metrics,
     }
 
 
@@ -130,6 +139,8 @@ def build_report(params: Params, artifacts: Mapping[str, Path],
         buckets_section(params, artifacts, root),
         paraphrase_section(artifacts, root),
         paraphrased_retrieval_section(params, artifacts, root),
+        readers_section(artifacts, root),
+        augmentation_section(artifacts, root),
     ]
     for section in sections:
         if section.missing and section.blocks:  # partly written: keep it, say what is absent
@@ -140,7 +151,8 @@ def build_report(params: Params, artifacts: Mapping[str, Path],
         sections.append(extra)
     ran = {s.flow for s in sections if s.flow and s.ran}
     not_run = [flow for flow, _ in FLOWS if flow not in ran]
-    headline = headline_lines(params, metrics, artifacts, not_run)
+    headline = headline_lines(params, metrics, artifacts, not_run,
+                              reader_headline_lines(artifacts))
     read = [p for p in artifacts.values() if p.is_file()]
     sections += [params_section(params, root), fingerprints_section(raw or {}, read, figures, root)]
     overview = Section("overview", "Overview", None, blocks=[

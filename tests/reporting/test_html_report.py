@@ -49,8 +49,30 @@ def _write(path: Path, content: object) -> None:
         path.write_text(json.dumps(content, indent=2), encoding="utf-8")
 
 
+_GAIN = {"difference": 4.5, "ci_low": 0.75, "ci_high": 8.25, "significant": True}
+READERS = {"n_bootstrap": 200, "seed": 0, "confidence": 0.95, "sets": {"dev": ["o", "p"]},
+           "readers": {"minilm": {"dev": {
+               "questions": 7, "orig": {"exact_match": 57.14, "f1": 61.9},
+               "para": {"exact_match": 42.86, "f1": 47.62},
+               "exact_match_drop": {"difference": 14.29, "ci_low": -14.29, "ci_high": 42.86,
+                                    "significant": False},
+               "f1_drop": {"difference": 14.28, "ci_low": 1.25, "ci_high": 30.5,
+                           "significant": True}}}},
+           "squad_dev": {"minilm": {"exact_match": 66.5, "f1": 71.25, "questions": 20}}}
+AUGMENTATION = {"n_bootstrap": 200, "seed": 0, "confidence": 0.95, "files": {}, "kinds": {
+    "non_adversarial": {
+        "augmentation": {"threshold": 0.9, "training_questions": 40, "candidates": 31,
+                         "skipped_below_bar": 19, "above_bar": 12, "added": 10,
+                         "requested": 20, "shortfall": 10},
+        "sets": {"dev_para": {"questions": 7, "before": {"exact_match": 42.86, "f1": 47.62},
+                              "after": {"exact_match": 47.36, "f1": 52.12},
+                              "exact_match_gain": _GAIN, "f1_gain": _GAIN},
+                 "adv_para": {"questions": 0}}}}}
+
+
 def _world(root: Path, flows: tuple[str, ...] = ("entity-questions", "retrieval", "paraphrase",
-                                                  "paraphrased-retrieval")) -> Layout:
+                                                  "paraphrased-retrieval", "readers",
+                                                  "reader-augmentation")) -> Layout:
     """Fake artifacts of the named flows (and two raw inputs) under ``root``."""
     layout = Layout(_params(root))
     raw = layout.raw
@@ -91,6 +113,10 @@ def _world(root: Path, flows: tuple[str, ...] = ("entity-questions", "retrieval"
                 "orig": {"top1": 50.0, "top20": 85.71}, "para": {"top1": 40.0, "top20": 71.43},
                 "difference": 14.29, "ci_low": -1.5, "ci_high": 28.57, "significant": False,
                 "lost": 1, "gained": 0}}}}})
+    if "readers" in flows:
+        _write(layout.readers_metrics, READERS)
+    if "reader-augmentation" in flows:
+        _write(layout.augmentation_metrics, AUGMENTATION)
     return layout
 
 
@@ -108,7 +134,9 @@ def test_report_holds_every_flows_numbers_figures_params_and_fingerprints(tmp_pa
                    "+17.50", "[+3.21, +31.87]",  # comparison with its CI
                    "42.42", "24.24", "0–3",  # buckets (Figure 1 data)
                    "85.71", "71.43", "+14.29", "[-1.50, +28.57]",  # paraphrased retrieval
-                   "A's birthplace?"):  # paraphrase report (Markdown)
+                   "A's birthplace?",  # paraphrase report (Markdown)
+                   "57.14", "47.62", "+14.28", "[+1.25, +30.50] *", "71.25",  # Tables 1-2
+                   "0.9", "19", "52.12", "+4.50", "[+0.75, +8.25] *"):  # Tables 3-6
         assert number in html, number
     for png in (layout.retrieval_accuracy_plot, layout.retrieval_buckets_plot):
         assert f"data:image/png;base64,{base64.b64encode(png.read_bytes()).decode()}" in html
@@ -121,8 +149,12 @@ def test_report_holds_every_flows_numbers_figures_params_and_fingerprints(tmp_pa
     assert str(tmp_path) not in html
     assert "bm25: macro top-20 accuracy 67.38%" in report.headline
     assert "paraphrased test set: 7 of 20" in report.headline
+    assert "reader minilm on dev: F1 orig - para +14.28 points" in report.headline
+    assert "non_adversarial augmentation on dev_para: F1 after - before +4.50" in \
+        report.headline
     for anchor in ("overview", "entityquestions", "topk", "comparison", "buckets", "paraphrase",
-                   "paraphrased-retrieval", "params", "fingerprints"):
+                   "paraphrased-retrieval", "readers", "reader-augmentation", "params",
+                   "fingerprints"):
         assert f'href="#{anchor}"' in html and f'id="{anchor}"' in html
 
 
@@ -144,11 +176,15 @@ def test_rebuild_is_byte_identical_here_and_in_another_directory(tmp_path):
 def test_missing_flows_are_listed_as_not_run(tmp_path):
     layout = _world(tmp_path, flows=("entity-questions",))
     report = _build(layout)
-    assert report.not_run == ["retrieval", "paraphrase", "paraphrased-retrieval"]
+    assert report.not_run == ["retrieval", "paraphrase", "paraphrased-retrieval", "readers",
+                              "reader-augmentation"]
     html = report.html
-    assert html.count('class="not-run-note"') == 5  # top-k, comparison, buckets, paraphrase x2
+    # top-k, comparison, buckets, paraphrase x2, readers x2
+    assert html.count('class="not-run-note"') == 7
     assert "metrics/retrieval_bm25.json" in html  # what is missing, relative to the run root
-    assert "not run: retrieval, paraphrase, paraphrased-retrieval" in report.headline
+    assert "metrics/reader_augmentation.json" in html
+    assert ("not run: retrieval, paraphrase, paraphrased-retrieval, readers, "
+            "reader-augmentation") in report.headline
     assert "Relations selected" in html  # what did run is there
 
 
