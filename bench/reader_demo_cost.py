@@ -51,6 +51,9 @@ def main() -> None:
                         help="readers.model overrides (values parsed as YAML)")
     parser.add_argument("--released", type=Path, default=None,
                         help="directory of the released {dev,adv}_{orig,para}.json")
+    parser.add_argument("--released-files", nargs="+",
+                        default=["dev_orig", "dev_para", "adv_orig", "adv_para"],
+                        help="which released files to predict")
     parser.add_argument("--lengths", action="store_true", help="also print token lengths")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     args = parser.parse_args()
@@ -85,10 +88,14 @@ def main() -> None:
         train_reader_on_squad(train, model_dir, cfg)
         out["train_cpu_s"] = round(cpu_seconds() - c0, 1)
         out["train_wall_s"] = round(time.perf_counter() - t0, 1)
+        state = json.loads((model_dir / "trainer_state.json").read_text())
+        out["train_steps"] = state.get("global_step")
+        print(json.dumps({"train_cpu_s": out["train_cpu_s"], "steps": out["train_steps"]}),
+              flush=True)
         inputs = {"squad_dev": dev}
         if args.released:
             inputs.update({f"released-{n}": args.released / f"{n}.json"
-                           for n in ("dev_orig", "dev_para", "adv_orig", "adv_para")})
+                           for n in args.released_files})
         out["predict_cpu_s"] = {}
         for name, path in inputs.items():
             c0 = cpu_seconds()

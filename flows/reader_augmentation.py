@@ -11,7 +11,8 @@ above ``paraphrase.similarity.augmentation`` (0.9) or ``adversarial_augmentation
 ``data/reader_augmentation/<kind>/``; ``readers.model`` is re-trained on it with the readers
 flow's settings. The readers flow's reader (``data/readers/<model>``, trained on the original
 questions: the "before") and every re-trained one answer the paraphrased sets (orig and para),
-the released sets (``evaluate_released``) and SQuAD dev -> EM/F1 before vs after with paired
+the released sets (``evaluate_released``) and SQuAD dev (the readers flow's prediction files
+of its reader are reused where present) -> EM/F1 before vs after with paired
 bootstrap CIs -> ``metrics/reader_augmentation.json`` + ``reports/reader_augmentation.md``.
 """
 
@@ -67,8 +68,7 @@ def reader_augmentation(params: Params | None = None, profile: str | None = None
         after[kind] = predict_task(reader_dir, inputs, layout.augmentation_predictions(kind),
                                    batch_size=cfg.model.predict_batch_size)
         added[kind] = work / "data" / ADDED_FILE
-    before = (predict_task(before_dir, inputs, layout.augmentation_predictions(before_name),
-                           batch_size=cfg.model.predict_batch_size) if aug.kinds else {})
+    before = _before_predictions(params, before_dir, inputs) if aug.kinds else {}
     notes = (f"Profile `{params.profile}`; reader `{cfg.model.model}` (before: "
              f"`{before_dir}`); paraphraser `{params.paraphrase.generator}`; similarity bars "
              f"{sim.augmentation} (non-adversarial), {sim.adversarial_augmentation} "
@@ -88,6 +88,23 @@ def reader_augmentation(params: Params | None = None, profile: str | None = None
                       f"({g['difference']:+.2f} [{g['ci_low']:+.2f}, {g['ci_high']:+.2f}])")
     print(f"reader augmentation -> {layout.augmentation_report}")
     return metrics
+
+
+def _before_predictions(params: Params, before_dir: Path,
+                        inputs: dict[str, Path]) -> dict[str, Path]:
+    """The readers flow's predictions of its reader where it wrote them
+    (``results/readers/<model>/<name>.json``), the others predicted here."""
+    layout, cfg = Layout(params), params.readers
+    name = model_slug(cfg.model.model)
+    found = {key: layout.reader_predictions(name) / f"{key}.json" for key in inputs}
+    found = {key: path for key, path in found.items() if path.is_file()}
+    rest = {key: path for key, path in inputs.items() if key not in found}
+    if rest:
+        found.update(predict_task(before_dir, rest, layout.augmentation_predictions(name),
+                                  batch_size=cfg.model.predict_batch_size))
+    print(f"before: {len(inputs) - len(rest)} prediction files of the readers flow reused, "
+          f"{len(rest)} predicted")
+    return found
 
 
 def paraphraser_dir(params: Params) -> Path | None:

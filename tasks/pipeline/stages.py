@@ -189,7 +189,7 @@ STAGES: tuple[Stage, ...] = (
         description="Readers re-trained on paraphrased training questions: before vs after.",
         params=("profile", "profiles", "sources", "readers", "paraphrase"),
         deps=(f"{_RAW}/squad", "${paths.data}/paraphrase", "${paths.data}/paraphrasing-squad",
-              "${paths.data}/readers"),
+              "${paths.data}/readers", "${paths.results}/readers"),
         outs=("${paths.data}/reader_augmentation", "${paths.results}/reader_augmentation",
               *_reports("reader_augmentation.md")),
         metrics=_metrics("reader_augmentation"),
