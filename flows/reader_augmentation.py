@@ -69,8 +69,9 @@ def reader_augmentation(params: Params | None = None, profile: str | None = None
                                    batch_size=cfg.model.predict_batch_size)
         added[kind] = work / "data" / ADDED_FILE
     before = _before_predictions(params, before_dir, inputs) if aug.kinds else {}
-    notes = (f"Profile `{params.profile}`; reader `{cfg.model.model}` (before: "
-             f"`{before_dir}`); paraphraser `{params.paraphrase.generator}`; similarity bars "
+    notes = (f"Profile `{params.profile}`; reader `{cfg.model.model}` (before: the readers "
+             f"flow's `{before_name}`); paraphraser `{params.paraphrase.generator}`; "
+             f"similarity bars "
              f"{sim.augmentation} (non-adversarial), {sim.adversarial_augmentation} "
              "(adversarial), kept when above.",)
     metrics = compare_augmented_task(
