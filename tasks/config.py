@@ -248,6 +248,29 @@ class RetrieverTrainingConfig(Section):
     dpr: RetrieverTrainConfig = RetrieverTrainConfig()
 
 
+class ReaderAugmentationConfig(Section):
+    """Gan & Ng (2019), Tables 3-6: paraphrase the reader's training questions
+    (``sources.squad_train``) with the paraphrase flow's paraphraser, add ``n_augmented`` of
+    them to the training file and re-train ``readers.model`` on original + augmented.
+
+    ``kinds``: ``non_adversarial`` = PPDB suggestions, kept above
+    ``paraphrase.similarity.augmentation``; ``adversarial`` = context suggestions (Flair NER +
+    chunking) kept above ``paraphrase.similarity.adversarial_augmentation``. One re-trained
+    reader per kind. ``max_source_questions`` paraphrases only the first training questions
+    (None: all; the paper paraphrases all and samples 25,000).
+    """
+
+    kinds: tuple[Literal["non_adversarial", "adversarial"], ...] = (
+        "non_adversarial", "adversarial")
+    n_augmented: int = Field(25_000, ge=1, description="paraphrased questions added per kind")
+    per_question: int = Field(1, ge=1, description="paraphrases of one training question, "
+                              "at most")
+    max_source_questions: int | None = Field(None, ge=1, description="training questions "
+                                             "paraphrased (first N; None: all)")
+    seed: int = 2019
+    evaluate_released: bool = Field(True, description="also evaluate on readers.released_sets")
+
+
 class ReadersConfig(Section):
     """Extractive readers on original vs paraphrased SQuAD questions (Gan & Ng, 2019, Tables
     1-2): one reader trained on ``sources.squad_train`` (``model``), plus already fine-tuned
@@ -264,6 +287,7 @@ class ReadersConfig(Section):
     n_bootstrap: int = Field(1000, ge=1)
     bootstrap_seed: int = 0
     confidence: float = Field(0.95, gt=0.0, lt=1.0)
+    augmentation: ReaderAugmentationConfig = ReaderAugmentationConfig()
 
 
 class Params(Section):

@@ -347,6 +347,27 @@ class Layout:
         """Markdown Table 4."""
         return self.params.paths.reports / "specialised_encoders.md"
 
+    # --- re-training readers on augmented questions (Gan & Ng, Tables 3-6) -----------------
+
+    def augmentation_dir(self, kind: str) -> Path:
+        """One augmentation kind: suggestions, candidates, scored candidates (Parquet), the
+        augmented training file (``train-v1.1.json``) and the re-trained reader (``reader/``)."""
+        return self.params.paths.data / "reader_augmentation" / kind
+
+    def augmentation_predictions(self, reader: str) -> Path:
+        """``{id: answer}`` predictions of the readers compared before/after augmentation."""
+        return self.params.paths.results / "reader_augmentation" / reader
+
+    @property
+    def augmentation_metrics(self) -> Path:
+        """EM/F1 before vs after augmentation with bootstrap CIs, and the counts (JSON)."""
+        return self.params.paths.metrics / "reader_augmentation.json"
+
+    @property
+    def augmentation_report(self) -> Path:
+        """Markdown Tables 3-6: EM/F1 before vs after re-training on augmented questions."""
+        return self.params.paths.reports / "reader_augmentation.md"
+
     # --- the study's report -------------------------------------------------------------------
 
     @property

@@ -20,6 +20,7 @@ from tasks.evaluation.topk import bootstrap_difference
 from tasks.io.atomic import write_json, write_text
 from tasks.io.squad import read_predictions
 from tasks.reading.scoring import question_scores, read_squad_v11, score_predictions
+from tasks.reporting.reader_tables import reader_rows
 from tasks.reporting.tables import markdown_table, publish_table_artifact
 
 VARIANTS = ("orig", "para")
@@ -102,26 +103,6 @@ def evaluate_readers(predictions: Mapping[str, Mapping[str, Path]], set_files: S
             "n_bootstrap": n_bootstrap, "seed": seed, "confidence": confidence,
             "sets": {name: [str(o), str(p)] for name, (o, p) in set_files.items()},
             "readers": readers}
-
-
-def reader_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
-    """One row per reader and set: orig / para EM and F1, the drops with CIs."""
-    header = ["set", "reader", "questions", "orig EM", "orig F1", "para EM", "para F1",
-              "EM drop", "EM 95% CI", "F1 drop", "F1 95% CI"]
-    rows: list[list[object]] = []
-    for reader, sets in metrics["readers"].items():
-        for name, b in sets.items():
-            if not b["questions"]:
-                rows.append([name, reader, 0, *["-"] * (len(header) - 3)])
-                continue
-            row: list[object] = [name, reader, b["questions"], b["orig"]["exact_match"],
-                                 b["orig"]["f1"], b["para"]["exact_match"], b["para"]["f1"]]
-            for metric in ("exact_match", "f1"):
-                d = b[f"{metric}_drop"]
-                row += [f"{d['difference']:+.2f}", f"[{d['ci_low']:+.2f}, {d['ci_high']:+.2f}]"
-                        + (" *" if d["significant"] else "")]
-            rows.append(row)
-    return header, rows
 
 
 def write_reader_tables(metrics: dict, metrics_path: Path, report_path: Path,

@@ -8,6 +8,8 @@ from pathlib import Path
 from models.reader.config import ReaderConfig
 from tasks.io.squad import read_squad, write_predictions
 from tasks.orchestration import artifact_task
+from tasks.reading.augmentation import build_augmented_training
+from tasks.reading.augmentation_tables import compare_readers, write_augmentation_tables
 from tasks.reading.robustness import evaluate_readers, write_reader_tables
 from tasks.reading.scoring import read_squad_v11, score_prediction_file
 
@@ -68,6 +70,18 @@ def evaluate_reader_predictions(predictions: Mapping[str, Mapping[str, Path]],
     return write_reader_tables(metrics, metrics_path, report_path, dev_scores)
 
 
+def compare_augmented_readers(before: Mapping[str, Path], after: Mapping[str, Mapping[str, Path]],
+                              data_files: Mapping[str, Path], counts: Mapping[str, Mapping],
+                              metrics_path: Path, report_path: Path,
+                              added_tables: Mapping[str, Path] | None = None,
+                              notes: tuple[str, ...] = (), n_bootstrap: int = 1000,
+                              seed: int = 0, confidence: float = 0.95) -> dict:
+    """Tables 3-6 from prediction files -> metrics JSON, Markdown, Prefect artifact."""
+    metrics = compare_readers(before, after, data_files, counts, n_bootstrap, seed, confidence)
+    return write_augmentation_tables(metrics, metrics_path, report_path, added_tables,
+                                     notes=notes)
+
+
 train_reader_task = artifact_task(train_reader_on_squad, outputs=("out_dir",),
                                   name="readers: train reader")
 predict_task = artifact_task(predict_squad_files, outputs=("out_dir",),
@@ -76,3 +90,8 @@ score_dev_task = artifact_task(score_squad_files, name="readers: score SQuAD dev
 evaluate_task = artifact_task(evaluate_reader_predictions,
                               outputs=("metrics_path", "report_path"),
                               name="readers: orig vs para tables")
+augment_task = artifact_task(build_augmented_training, outputs=("out_dir",),
+                             name="readers: augmented training data")
+compare_augmented_task = artifact_task(compare_augmented_readers,
+                                       outputs=("metrics_path", "report_path"),
+                                       name="readers: before vs after augmentation")

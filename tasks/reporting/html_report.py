@@ -37,6 +37,11 @@ from tasks.reporting.html_page import (
     Text,
     render_page,
 )
+from tasks.reporting.html_readers import (
+    augmentation_section,
+    reader_headline_lines,
+    readers_section,
+)
 from tasks.reporting.html_sections import (
     buckets_section,
     comparison_section,
@@ -65,7 +70,9 @@ TITLE = "qastress: stress-testing QA retrievers"
 #: either invalidates the cached report (the task source alone does not cover them).
 RENDERER = (Path(__file__), Path(__file__).with_name("html_page.py"),
             Path(__file__).with_name("html_sections.py"),
-            Path(__file__).with_name("specialised_report.py"))
+            Path(__file__).with_name("specialised_report.py"),
+            Path(__file__).with_name("html_readers.py"),
+            Path(__file__).with_name("reader_tables.py"))
 
 #: Flows that write what the report reads, in pipeline order: (flow, CLI stage); from the
 #: stage registry (``in_report``).
@@ -92,6 +99,8 @@ def report_artifacts(layout: Layout) -> dict[str, Path]:
         "paraphrase_report": layout.paraphrase_report,
         "paraphrased_retrieval": layout.retrieval_paraphrased_metrics,
         "specialised": layout.specialised_metrics,
+        "readers": layout.readers_metrics,
+        "reader_augmentation": layout.augmentation_metrics,
     }
 
 
@@ -143,6 +152,8 @@ def build_report(params: Params, artifacts: Mapping[str, Path],
         retriever_experiments_section(artifacts, root),
         paraphrase_section(artifacts, root),
         paraphrased_retrieval_section(params, artifacts, root),
+        readers_section(artifacts, root),
+        augmentation_section(artifacts, root),
         specialised_section(artifacts["specialised"],
                             display_path(artifacts["specialised"], root)),
     ]
@@ -155,7 +166,8 @@ def build_report(params: Params, artifacts: Mapping[str, Path],
         sections.append(extra)
     ran = {s.flow for s in sections if s.flow and s.ran}
     not_run = [flow for flow, _ in FLOWS if flow not in ran]
-    headline = headline_lines(params, metrics, artifacts, not_run)
+    headline = headline_lines(params, metrics, artifacts, not_run,
+                              reader_headline_lines(artifacts))
     read = [p for p in artifacts.values() if p.is_file()]
     sections += [params_section(params, root), fingerprints_section(raw or {}, read, figures, root)]
     overview = Section("overview", "Overview", None, blocks=[

@@ -288,10 +288,9 @@ def fingerprints_section(raw: Mapping[str, Sequence[Path]], read: Sequence[Path]
     return section
 
 
-
 def headline_lines(params: Params, metrics: Mapping[str, dict], artifacts: Mapping[str, Path],
-                   not_run: Sequence[str]) -> list[str]:
-    """Headline numbers as Markdown bullet lines."""
+                   not_run: Sequence[str], extra: Sequence[str] = ()) -> list[str]:
+    """Headline numbers as Markdown bullet lines (``extra`` lines before the flows not run)."""
     lines: list[str] = []
     k = params.retrieval.headline_k
     for name, m in metrics.items():
@@ -320,6 +319,7 @@ def headline_lines(params: Params, metrics: Mapping[str, dict], artifacts: Mappi
                 lines.append(f"- {set_name} {name}: top-{para['k']} orig - para "
                              f"{r['difference']:+.2f} points, CI "
                              f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]")
+    lines += extra
     if not_run:
         lines.append(f"- not run: {', '.join(not_run)}")
     return lines

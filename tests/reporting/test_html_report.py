@@ -50,7 +50,30 @@ def _write(path: Path, content: object) -> None:
 
 
 ALL_FLOWS = ("entity-questions", "train-retriever", "retrieval", "retriever-experiments",
-             "specialised-encoders", "paraphrase", "paraphrased-retrieval")
+             "specialised-encoders", "paraphrase", "paraphrased-retrieval", "readers",
+             "reader-augmentation")
+
+
+_GAIN = {"difference": 4.5, "ci_low": 0.75, "ci_high": 8.25, "significant": True}
+READERS = {"n_bootstrap": 200, "seed": 0, "confidence": 0.95, "sets": {"dev": ["o", "p"]},
+           "readers": {"minilm": {"dev": {
+               "questions": 7, "orig": {"exact_match": 57.14, "f1": 61.9},
+               "para": {"exact_match": 42.86, "f1": 47.62},
+               "exact_match_drop": {"difference": 14.29, "ci_low": -14.29, "ci_high": 42.86,
+                                    "significant": False},
+               "f1_drop": {"difference": 14.28, "ci_low": 1.25, "ci_high": 30.5,
+                           "significant": True}}}},
+           "squad_dev": {"minilm": {"exact_match": 66.5, "f1": 71.25, "questions": 20}}}
+AUGMENTATION = {"n_bootstrap": 200, "seed": 0, "confidence": 0.95, "files": {}, "kinds": {
+    "non_adversarial": {
+        "augmentation": {"threshold": 0.9, "training_questions": 40, "candidates": 31,
+                         "skipped_below_bar": 19, "above_bar": 12, "added": 10,
+                         "requested": 20, "shortfall": 10},
+        "sets": {"dev_para": {"questions": 7, "before": {"exact_match": 42.86, "f1": 47.62},
+                              "after": {"exact_match": 47.36, "f1": 52.12},
+                              "exact_match_gain": _GAIN, "f1_gain": _GAIN},
+                 "adv_para": {"questions": 0}}}}}
+
 
 
 def _experiments() -> dict:
@@ -147,6 +170,10 @@ def _world(root: Path, flows: tuple[str, ...] = ALL_FLOWS) -> Layout:
                 "orig": {"top1": 50.0, "top20": 85.71}, "para": {"top1": 40.0, "top20": 71.43},
                 "difference": 14.29, "ci_low": -1.5, "ci_high": 28.57, "significant": False,
                 "lost": 1, "gained": 0}}}}})
+    if "readers" in flows:
+        _write(layout.readers_metrics, READERS)
+    if "reader-augmentation" in flows:
+        _write(layout.augmentation_metrics, AUGMENTATION)
     return layout
 
 
@@ -169,7 +196,9 @@ def test_report_holds_every_flows_numbers_figures_params_and_fingerprints(tmp_pa
                    "63.75", "91.25", "51.25", "+12.50 [+2.50, +25.00] * (n=40)",  # Table 2
                    "0 training questions: not run", "P19 24 + nq 60", "27.27",  # Table 3
                    "-7.50 [-15.00, -1.25]", "+0.312",  # Table 3 CI, Figure 2 silhouette
-                   "44.25", "+12.75", "no training questions: not run", "4,141 bytes"):  # Table 4
+                   "44.25", "+12.75", "no training questions: not run", "4,141 bytes",  # Table 4
+                   "57.14", "47.62", "+14.28", "[+1.25, +30.50] *", "71.25",  # Tables 1-2
+                   "0.9", "19", "52.12", "+4.50", "[+0.75, +8.25] *"):  # Tables 3-6
         assert number in html, number
     for png in (layout.retrieval_accuracy_plot, layout.retrieval_buckets_plot,
                 layout.experiment_tsne_plot):
@@ -183,9 +212,12 @@ def test_report_holds_every_flows_numbers_figures_params_and_fingerprints(tmp_pa
     assert str(tmp_path) not in html
     assert "bm25: macro top-20 accuracy 67.38%" in report.headline
     assert "paraphrased test set: 7 of 20" in report.headline
+    assert "reader minilm on dev: F1 orig - para +14.28 points" in report.headline
+    assert "non_adversarial augmentation on dev_para: F1 after - before +4.50" in \
+        report.headline
     for anchor in ("overview", "entityquestions", "topk", "comparison", "buckets", "paraphrase",
                    "paraphrased-retrieval", "retriever-training", "retriever-experiments",
-                   "specialised", "params", "fingerprints"):
+                   "specialised", "readers", "reader-augmentation", "params", "fingerprints"):
         assert f'href="#{anchor}"' in html and f'id="{anchor}"' in html
 
 
@@ -208,15 +240,17 @@ def test_missing_flows_are_listed_as_not_run(tmp_path):
     layout = _world(tmp_path, flows=("entity-questions",))
     report = _build(layout)
     assert report.not_run == ["train-retriever", "retrieval", "retriever-experiments",
-                              "specialised-encoders", "paraphrase", "paraphrased-retrieval"]
+                              "specialised-encoders", "paraphrase", "paraphrased-retrieval",
+                              "readers", "reader-augmentation"]
     html = report.html
     # top-k, comparison, buckets, retriever training and experiments, specialised encoders,
-    # paraphrase x2
-    assert html.count('class="not-run-note"') == 8
+    # paraphrase x2, readers x2
+    assert html.count('class="not-run-note"') == 10
     assert "metrics/retrieval_bm25.json" in html  # what is missing, relative to the run root
     assert "metrics/specialised_encoders.json" in html
+    assert "metrics/reader_augmentation.json" in html
     assert ("not run: train-retriever, retrieval, retriever-experiments, specialised-encoders, "
-            "paraphrase, paraphrased-retrieval") in report.headline
+            "paraphrase, paraphrased-retrieval, readers, reader-augmentation") in report.headline
     assert "Relations selected" in html  # what did run is there
 
 

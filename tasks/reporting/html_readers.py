@@ -1,0 +1,110 @@
+"""The readers' sections of the HTML report: Tables 1-2 (EM/F1 on original vs paraphrased
+questions, ``metrics/readers.json``) and Tables 3-6 (before vs after re-training on paraphrased
+training questions, ``metrics/reader_augmentation.json``), with their headline lines.
+
+Every number is read from the metrics JSON the reading flows wrote (the row builders are the
+Markdown reports' own, :mod:`tasks.reporting.reader_tables`); a missing file says which flow did
+not run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from tasks.reporting.html_page import Heading, Section, Table, Text
+from tasks.reporting.html_sections import display_path, read_json
+from tasks.reporting.reader_tables import count_rows, gain_rows, reader_rows
+
+
+def _missing(section: Section, path: Path, root: Path) -> bool:
+    if path.is_file():
+        return False
+    section.missing.append(display_path(path, root))
+    return True
+
+
+def _table(caption: str, header: list[str], rows: list[list[object]],
+           first_text_columns: int) -> Table:
+    """A table of ``rows`` as text; columns after the first ``first_text_columns`` right-aligned."""
+    return Table(caption=caption, header=header,
+                 rows=[[str(cell) for cell in row] for row in rows],
+                 numeric=[i >= first_text_columns for i in range(len(header))])
+
+
+def readers_section(artifacts: Mapping[str, Path], root: Path) -> Section:
+    """Tables 1-2: EM/F1 on original vs paraphrased questions, the drops with CIs."""
+    section = Section("readers", "Readers on original vs paraphrased questions (Tables 1-2)",
+                      "readers")
+    if _missing(section, artifacts["readers"], root):
+        return section
+    metrics = read_json(artifacts["readers"])
+    level = round(100 * metrics["confidence"])
+    section.blocks.append(Text(
+        "EM/F1 in percent (official SQuAD v1.1 script); drop = orig - para in points with a "
+        f"paired bootstrap {level}% CI over question positions ({metrics['n_bootstrap']} "
+        "resamples; * = excludes 0); positive = paraphrasing hurts. dev = non-adversarial set "
+        "(Table 1), adv = adversarial (Table 2), released- = the paper's release."))
+    if metrics["readers"] and metrics["sets"]:
+        header, rows = reader_rows(metrics)
+        section.blocks.append(_table("Original vs paraphrased questions", header, rows, 2))
+    else:
+        section.blocks.append(Text("No paraphrased test set was found: nothing to compare."))
+    dev = metrics.get("squad_dev")
+    if dev:
+        section.blocks.append(_table(
+            "SQuAD dev (the readers' in-domain accuracy)", ["reader", "EM", "F1", "questions"],
+            [[r, f"{s['exact_match']:.2f}", f"{s['f1']:.2f}", s["questions"]]
+             for r, s in dev.items()], 1))
+    return section
+
+
+def augmentation_section(artifacts: Mapping[str, Path], root: Path) -> Section:
+    """Tables 3-6: before vs after re-training on paraphrased training questions."""
+    section = Section("reader-augmentation",
+                      "Re-training readers on paraphrased questions (Tables 3-6)",
+                      "reader-augmentation")
+    if _missing(section, artifacts["reader_augmentation"], root):
+        return section
+    metrics = read_json(artifacts["reader_augmentation"])
+    if not metrics["kinds"]:
+        section.blocks.append(Text("No augmentation kind configured."))
+        return section
+    level = round(100 * metrics["confidence"])
+    section.blocks.append(Text(
+        "EM/F1 in percent of the reader trained on the original questions (before) and "
+        "re-trained on original + paraphrased ones (after); gain = after - before in points "
+        f"with a paired bootstrap {level}% CI over each file's questions "
+        f"({metrics['n_bootstrap']} resamples; * = excludes 0)."))
+    header, rows = count_rows(metrics)
+    section.blocks += [Heading("Augmented training data"),
+                       _table("Paraphrased training questions added", header, rows, 1)]
+    header, rows = gain_rows(metrics)
+    section.blocks += [Heading("Before vs after augmentation"),
+                       _table("EM/F1 before vs after", header, rows, 2)]
+    return section
+
+
+def reader_headline_lines(artifacts: Mapping[str, Path]) -> list[str]:
+    """Headline Markdown lines: the F1 drop per reader and set, the F1 gain per kind and
+    paraphrased file."""
+    lines: list[str] = []
+    if artifacts["readers"].is_file():
+        metrics = read_json(artifacts["readers"])
+        for reader, sets in metrics["readers"].items():
+            for name, b in sets.items():
+                if b["questions"]:
+                    d = b["f1_drop"]
+                    lines.append(f"- reader {reader} on {name}: F1 orig - para "
+                                 f"{d['difference']:+.2f} points, CI "
+                                 f"[{d['ci_low']:+.2f}, {d['ci_high']:+.2f}]")
+    if artifacts["reader_augmentation"].is_file():
+        metrics = read_json(artifacts["reader_augmentation"])
+        for kind, block in metrics["kinds"].items():
+            for name, b in block["sets"].items():
+                if b["questions"] and (name.endswith("_para") or name == "squad_dev"):
+                    g = b["f1_gain"]
+                    lines.append(f"- {kind} augmentation on {name}: F1 after - before "
+                                 f"{g['difference']:+.2f} points, CI "
+                                 f"[{g['ci_low']:+.2f}, {g['ci_high']:+.2f}]")
+    return lines

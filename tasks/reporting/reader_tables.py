@@ -1,0 +1,60 @@
+"""Table rows of the readers' metrics (Gan & Ng, 2019, Tables 1-6), shared by the Markdown
+reports the reading flows write and the HTML report: pure functions of the metrics JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+#: Counts of the augmented training data shown in the report, in order.
+COUNT_KEYS = ("training_questions", "paraphrased_questions", "candidates", "skipped_below_bar",
+              "above_bar", "skipped_per_question", "skipped_over_n", "requested", "added",
+              "shortfall", "total_training_questions")
+
+
+def reader_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
+    """One row per reader and set: orig / para EM and F1, the drops with CIs."""
+    header = ["set", "reader", "questions", "orig EM", "orig F1", "para EM", "para F1",
+              "EM drop", "EM 95% CI", "F1 drop", "F1 95% CI"]
+    rows: list[list[object]] = []
+    for reader, sets in metrics["readers"].items():
+        for name, b in sets.items():
+            if not b["questions"]:
+                rows.append([name, reader, 0, *["-"] * (len(header) - 3)])
+                continue
+            row: list[object] = [name, reader, b["questions"], b["orig"]["exact_match"],
+                                 b["orig"]["f1"], b["para"]["exact_match"], b["para"]["f1"]]
+            for metric in ("exact_match", "f1"):
+                d = b[f"{metric}_drop"]
+                row += [f"{d['difference']:+.2f}", f"[{d['ci_low']:+.2f}, {d['ci_high']:+.2f}]"
+                        + (" *" if d["significant"] else "")]
+            rows.append(row)
+    return header, rows
+
+
+def gain_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
+    """One row per kind and test file: before/after EM and F1, the gains with CIs."""
+    header = ["augmentation", "test file", "questions", "EM before", "EM after", "EM gain",
+              "EM 95% CI", "F1 before", "F1 after", "F1 gain", "F1 95% CI"]
+    rows: list[list[object]] = []
+    for kind, block in metrics["kinds"].items():
+        for name, b in block["sets"].items():
+            if not b["questions"]:
+                rows.append([kind, name, 0, *["-"] * (len(header) - 3)])
+                continue
+            row: list[object] = [kind, name, b["questions"]]
+            for metric in ("exact_match", "f1"):
+                g = b[f"{metric}_gain"]
+                row += [b["before"][metric], b["after"][metric], f"{g['difference']:+.2f}",
+                        f"[{g['ci_low']:+.2f}, {g['ci_high']:+.2f}]"
+                        + (" *" if g["significant"] else "")]
+            rows.append(row)
+    return header, rows
+
+
+def count_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
+    """One row per kind: the counts of the augmented training data (see :data:`COUNT_KEYS`)."""
+    header = ["augmentation", "similarity bar", *[k.replace("_", " ") for k in COUNT_KEYS]]
+    rows = [[kind, block["augmentation"].get("threshold", "-"),
+             *[block["augmentation"].get(k, "-") for k in COUNT_KEYS]]
+            for kind, block in metrics["kinds"].items()]
+    return header, rows

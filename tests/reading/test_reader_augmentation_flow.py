@@ -1,0 +1,156 @@
+"""The reader-augmentation flow on the smoke world with a tiny random BERT: augmented training
+files (only pairs above the bar, N respected, skips counted), re-trained readers, before/after
+predictions and Tables 3-6; clear errors when the readers' or the paraphrase flow's outputs
+are missing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tasks.io.squad import read_predictions, read_squad, write_predictions, write_squad
+from tasks.io.tables import read_table
+from tasks.layout import Layout
+from tasks.orchestration import run_settings
+from tasks.reading.augmentation import ADDED_FILE, TRAIN_FILE
+from tasks.reading.scoring import read_squad_v11
+
+N = 6
+
+
+class SilentTagger:
+    """A Flair-like tagger that finds nothing (no adversarial suggestion can be made)."""
+
+    label_type = "ner"
+
+    def predict(self, sentences, mini_batch_size=32, **kwargs):
+        return None
+
+
+def _params(smoke_world, root, tiny_bert, **augmentation):
+    (root / "data").mkdir(parents=True, exist_ok=True)
+    (root / "data" / "raw").symlink_to(smoke_world.paths.raw.resolve())
+    readers = smoke_world.readers
+    return smoke_world.model_copy(update={
+        "paths": smoke_world.paths.model_copy(update={
+            name: root / name for name in ("data", "results", "metrics", "reports", "state")}),
+        "paraphrase": smoke_world.paraphrase.model_copy(update={
+            "generator": "ppdb_substitution", "ner_tagger": "stub-ner",
+            "chunk_tagger": "stub-chunk"}),
+        "readers": readers.model_copy(update={
+            "model": readers.model.model_copy(update={"model": str(tiny_bert)}),
+            "augmentation": readers.augmentation.model_copy(update=augmentation)})})
+
+
+def _prerequisites(params) -> None:
+    """What the readers and paraphrase stages leave: the reader, the PPDB table, the sets."""
+    from tasks.paraphrase.ppdb_lookup import build_ppdb_table, resolve_pack
+    from tasks.reading.stages import train_reader_on_squad
+
+    layout = Layout(params)
+    train_reader_on_squad(params.raw_path("squad_train"), layout.reader_dir("tiny-bert"),
+                          params.readers.model)
+    build_ppdb_table(resolve_pack(params.raw_path("ppdb"), None), layout.ppdb_table,
+                     min_score=params.paraphrase.ppdb_min_score)
+    dev = read_squad(params.raw_path("squad_dev")).raw
+    para = json.loads(json.dumps(dev))
+    for article in para["data"]:
+        for paragraph in article["paragraphs"]:
+            for qa in paragraph["qas"]:
+                qa["id"] += "-p"
+                qa["question"] = qa["question"].lower()
+    write_squad(layout.paraphrase_test_sets / "dev_orig.json", dev)
+    write_squad(layout.paraphrase_test_sets / "dev_para.json", para)
+    # the readers flow's prediction of SQuAD dev (gold answers): reused as the "before"
+    write_predictions(layout.reader_predictions("tiny-bert") / "squad_dev.json",
+                      {q.id: q.answers[0].text
+                       for q in read_squad(params.raw_path("squad_dev")).questions()})
+
+
+@pytest.fixture(scope="module")
+def flow_run(prefect_api, smoke_world, tiny_bert, tmp_path_factory):
+    import models.flair_taggers
+    from flows.reader_augmentation import reader_augmentation
+
+    params = _params(smoke_world, tmp_path_factory.mktemp("augment"), tiny_bert,
+                     kinds=("non_adversarial", "adversarial"), n_augmented=N,
+                     max_source_questions=None)
+    _prerequisites(params)
+    stubs = {"stub-ner": SilentTagger(), "stub-chunk": SilentTagger()}
+    with pytest.MonkeyPatch.context() as patch, run_settings(params.paths.state):
+        patch.setattr(models.flair_taggers, "load_tagger", stubs.__getitem__)
+        metrics = reader_augmentation(params=params)
+    return params, Layout(params), metrics
+
+
+def test_augmented_training_file_holds_only_pairs_above_the_bar(flow_run):
+    params, layout, metrics = flow_run
+    counts = metrics["kinds"]["non_adversarial"]["augmentation"]
+    work = layout.augmentation_dir("non_adversarial")
+    scored = read_table(work / "scored.parquet").to_pylist()
+    bar = params.paraphrase.similarity.augmentation
+    above = [r for r in scored if r["similarity"] > bar]
+    assert counts["threshold"] == bar and counts["candidates"] == len(scored)
+    assert counts["skipped_below_bar"] == len(scored) - len(above)
+    assert 1 <= counts["added"] <= N and counts["added"] + counts["shortfall"] == N
+    added = read_table(work / "data" / ADDED_FILE).to_pylist()
+    assert len(added) == counts["added"]
+    kept = {(r["qid"], r["paraphrase"]) for r in above}
+    assert all((r["orig_id"], r["paraphrase"]) in kept for r in added)
+    train = read_squad_v11(work / "data" / TRAIN_FILE)
+    n_train = len(read_squad(params.raw_path("squad_train")))
+    assert len(train) == n_train + counts["added"] == counts["total_training_questions"]
+    assert {r["id"] for r in added} <= {q.id for q in train.questions()}
+
+
+def test_adversarial_kind_without_suggestions_adds_nothing_and_says_so(flow_run):
+    _, layout, metrics = flow_run
+    counts = metrics["kinds"]["adversarial"]["augmentation"]
+    assert counts["added"] == 0 and counts["shortfall"] == N
+    assert counts["steps"]["suggestions"]["suggestions"] == 0
+    assert counts["threshold"] == 0.83
+    assert (layout.augmentation_dir("adversarial") / "reader" / "config.json").is_file()
+
+
+def test_before_and_after_predictions_and_tables(flow_run):
+    params, layout, metrics = flow_run
+    n_dev = len(read_squad(params.raw_path("squad_dev")))
+    for reader in ("tiny-bert", "non_adversarial", "adversarial"):
+        for name in ("dev_orig", "dev_para", "squad_dev"):
+            path = layout.augmentation_predictions(reader) / f"{name}.json"
+            if (reader, name) == ("tiny-bert", "squad_dev"):  # the readers flow's, reused
+                assert not path.exists()
+                continue
+            assert len(read_predictions(path)) == n_dev, (reader, name)
+    for kind in ("non_adversarial", "adversarial"):
+        assert metrics["kinds"][kind]["sets"]["squad_dev"]["before"]["exact_match"] == 100.0
+    block = metrics["kinds"]["non_adversarial"]["sets"]["dev_para"]
+    gain = block["f1_gain"]
+    assert block["questions"] == n_dev
+    assert gain["ci_low"] <= gain["difference"] <= gain["ci_high"]
+    assert gain["difference"] == pytest.approx(block["after"]["f1"] - block["before"]["f1"],
+                                               abs=0.02)
+    assert json.loads(layout.augmentation_metrics.read_text()) == metrics
+    text = layout.augmentation_report.read_text()
+    assert "## Before vs after augmentation" in text and "## Augmented training data" in text
+    assert f"| non_adversarial | dev_para | {n_dev} |" in text
+
+
+def test_missing_reader_or_paraphraser_is_a_clear_error(smoke_world, tiny_bert, tmp_path):
+    from flows.reader_augmentation import paraphraser_dir, reader_augmentation
+
+    params = _params(smoke_world, tmp_path, tiny_bert)
+    with pytest.raises(FileNotFoundError, match="no trained reader at .*run the readers stage"):
+        reader_augmentation.fn(params=params)
+    with pytest.raises(FileNotFoundError, match="no PPDB table at .*ppdb.sqlite"):
+        paraphraser_dir(params)
+    layout = Layout(params)
+    layout.ppdb_table.parent.mkdir(parents=True)
+    layout.ppdb_table.write_bytes(b"")
+    neural = params.model_copy(update={"paraphrase": params.paraphrase.model_copy(
+        update={"generator": "neural"})})
+    with pytest.raises(FileNotFoundError, match=r"no paraphraser model found at .*paraphraser "
+                       r"\(config.json, model.safetensors, spiece.model missing\)"):
+        paraphraser_dir(neural)
+    assert paraphraser_dir(params) is None  # the PPDB baseline needs no model
