@@ -14,13 +14,12 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 
-from tasks.demo.question_grammar import phrasings, synonym_pairs
+from tasks.demo.question_grammar import phrasings, question_tokens, synonym_pairs
 from tasks.demo.rng import WeightedChooser
 from tasks.demo.world import World
 from tasks.io.ppdb import PPDBRule
 from tasks.io.quora import QuoraPair
 from tasks.io.wikianswers import WikiAnswersPair
-from tasks.paraphrase.text import tokenize
 
 DUPLICATE_SHARE = 0.37
 #: Value question types: key -> (entity class, the attribute that holds the value).
@@ -101,8 +100,8 @@ def build_quora(world: World, n: int, rng: random.Random) -> list[QuoraPair]:
 
 
 def _tokens(question: str) -> list[str]:
-    """Lower-cased PTB tokens (``davis 's``), as the paraphrase pipeline tokenises."""
-    return tokenize(question)
+    """Lower-cased tokens, the possessive split off (``davis 's``)."""
+    return question_tokens(question)
 
 
 def align(tokens1: list[str], tokens2: list[str],

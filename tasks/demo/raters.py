@@ -4,10 +4,10 @@ Gan & Ng (2019, §4) had two raters score every (original, paraphrase) pair for 
 equivalence and fluency on a 5-point scale and kept the pairs both rate 4 or 5 on both. On the
 demo world the world itself knows what a question asks: each SQuAD-style question is a phrasing
 of its question bank with a subject's name in it, and the question grammar
-(:mod:`tasks.demo.question_grammar`) holds every fluent phrasing of each relation or question
-type. The world raters fill the same rating form real raters fill
-(:func:`tasks.paraphrase.human_eval.export_form`); the form is then read back by the same
-:func:`~tasks.paraphrase.human_eval.import_ratings`.
+(:mod:`tasks.demo.question_grammar`, read by :mod:`tasks.demo.question_parser`) holds every
+fluent phrasing of each relation or question type. The world raters fill the same rating form
+real raters fill (:func:`tasks.paraphrase.human_eval.export_form`); the form is then read
+back by the same :func:`~tasks.paraphrase.human_eval.import_ratings`.
 
 How a world rater scores a pair (the original is read by the grammar: its key and subject):
 
@@ -16,7 +16,7 @@ semantic equivalence
     tokens, exactly once); 1: the name is missing, altered or repeated, or the paraphrase is a
     phrasing of another key (a different question); otherwise, with the name intact: 4 when
     every content word belongs to the key's phrasings and one is a cue of the key (a word at
-    most :data:`~tasks.demo.question_grammar.CUE_MAX_KEYS` keys use), 3 when the words fit but
+    most :data:`~tasks.demo.question_parser.CUE_MAX_KEYS` keys use), 3 when the words fit but
     no cue is left, 2 when a word foreign to the key's phrasings is in it.
 fluency
     5: a sentence of the world's grammar (any key). Otherwise by the share of its bigrams
@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tasks.demo.question_grammar import SUBJECT, QuestionGrammar, with_subject
+from tasks.demo.question_parser import SUBJECT, QuestionGrammar, with_subject
 from tasks.io.atomic import atomic_write
 from tasks.io.errors import DataFormatError
 from tasks.orchestration import artifact_task

@@ -16,8 +16,9 @@ import pytest
 from tasks.config import load_params
 from tasks.demo.kb import build_world
 from tasks.demo.lexicon import load_data
-from tasks.demo.question_grammar import QuestionGrammar, expand, phrasings, with_subject
+from tasks.demo.question_grammar import expand, phrasings
 from tasks.demo.question_pairs import askable, build_quora, build_wikianswers
+from tasks.demo.question_parser import QuestionGrammar, with_subject
 from tasks.demo.raters import rate, rate_form
 from tasks.demo.rng import stream
 from tasks.io.squad import SquadAnswer, SquadQuestion, read_squad
