@@ -85,7 +85,7 @@ def paraphrase(params: Params | None = None, profile: str | None = None,
     notes = [f"Profile `{params.profile}`; paraphraser `{cfg.generator}`; similarity "
              f"thresholds {sim.test_set} (test set), {sim.augmentation} (augmentation), "
              f"{sim.adversarial_augmentation} (adversarial augmentation), kept when above."]
-    rated = _rated_sets(params, name)
+    rated_sets = _rated_sets(params, name)
     acceptance = {set_name: stats[key].get("acceptance_rate")
                   for set_name, key in ((name, "human_eval"), ("adv", "adversarial_human_eval"))
                   if stats.get(key, {}).get("acceptance_rate") is not None}
@@ -97,10 +97,10 @@ def paraphrase(params: Params | None = None, profile: str | None = None,
                         "truth, tasks/demo/raters.py)." if _world_rated(params, None) else "."))
     report_task(stats, layout.paraphrase_scored, cfg.report_examples, layout.paraphrase_report,
                 layout.paraphrase_metrics, notes,
-                layout.adversarial_scored if cfg.adversarial else None, rated=rated,
+                layout.adversarial_scored if cfg.adversarial else None, rated=rated_sets,
                 raters=list(cfg.raters), min_rating=cfg.min_rating)
     test, rated = stats["test_set"], stats["human_eval"]
-    accepted = (f", {rated['kept']} accepted by the world raters (acceptance rate "
+    accepted = (f", {rated['kept']} accepted by the raters (acceptance rate "
                 f"{rated['acceptance_rate']:.3f})" if rated.get("acceptance_rate") is not None
                 else "")
     print(f"paraphrased test set: {test['test_pairs']} of {test['questions']} questions"
