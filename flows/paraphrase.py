@@ -6,8 +6,9 @@ suggestion, target) -> SentencePiece vocabulary -> suggestion-guided paraphraser
 with a copy mechanism); SQuAD dev questions -> PPDB suggestions -> paraphrases (one per
 suggestion, and one without; shards of questions on the task runner) -> similarity filter
 (sentence embeddings; 0.95 test / 0.9 / 0.83 augmentation) -> at most one paraphrase per
-question -> SQuAD v1.1 orig/para files in the layout of the released sets -> human-evaluation
-form (ratings imported when given) -> report.
+question -> human-evaluation form (ratings imported when given; on the demo world the world's
+truth rates, and only the accepted pairs are kept) -> SQuAD v1.1 orig/para files in the layout
+of the released sets -> report.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from prefect import flow
 from flows._params import resolve
 from flows.generate_paraphrases import generate_paraphrases_on
 from tasks.config import Params
+from tasks.demo.raters import world_rating_task
 from tasks.demo.taggers import train_taggers_task
 from tasks.layout import Layout
 from tasks.paraphrase.flow_tasks import (
@@ -75,38 +77,101 @@ def paraphrase(params: Params | None = None, profile: str | None = None,
         layout.paraphrase_candidates, layout.paraphrase_scored, thresholds,
         model_path=sim.model, batch_size=sim.batch_size)
     stats["test_set"] = test_set_task(
-        squad_dev, layout.paraphrase_scored, layout.paraphrase_test_sets, seed=cfg.seed,
-        name=name, id_base=cfg.test_set_id_base, on_error=cfg.on_bad_record)
+        squad_dev, layout.paraphrase_scored, _chosen_dir(params, cfg.ratings_file),
+        seed=cfg.seed, name=name, id_base=cfg.test_set_id_base, on_error=cfg.on_bad_record)
     stats["human_eval"] = _human_eval(params, name, cfg.ratings_file, "dev")
     if cfg.adversarial:
         stats.update(_adversarial(params, model_dir, thresholds))
     notes = [f"Profile `{params.profile}`; paraphraser `{cfg.generator}`; similarity "
              f"thresholds {sim.test_set} (test set), {sim.augmentation} (augmentation), "
              f"{sim.adversarial_augmentation} (adversarial augmentation), kept when above."]
+    rated_sets = _rated_sets(params, name)
+    acceptance = {set_name: stats[key].get("acceptance_rate")
+                  for set_name, key in ((name, "human_eval"), ("adv", "adversarial_human_eval"))
+                  if stats.get(key, {}).get("acceptance_rate") is not None}
+    if acceptance:
+        stats["acceptance"] = acceptance
+        notes.append("Only the pairs every rater accepts (>= "
+                     f"{cfg.min_rating} on both scales) enter the paraphrased sets"
+                     + (" (demo world: raters A strict and B lenient, played by the world's "
+                        "truth, tasks/demo/raters.py)." if _world_rated(params, None) else "."))
     report_task(stats, layout.paraphrase_scored, cfg.report_examples, layout.paraphrase_report,
                 layout.paraphrase_metrics, notes,
-                layout.adversarial_scored if cfg.adversarial else None)
-    test = stats["test_set"]
-    print(f"paraphrased test set: {test['test_pairs']} of {test['questions']} questions -> "
-          f"{layout.paraphrase_test_sets}; report {layout.paraphrase_report}")
+                layout.adversarial_scored if cfg.adversarial else None, rated=rated_sets,
+                raters=list(cfg.raters), min_rating=cfg.min_rating)
+    test, rated = stats["test_set"], stats["human_eval"]
+    accepted = (f", {rated['kept']} accepted by the raters (acceptance rate "
+                f"{rated['acceptance_rate']:.3f})" if rated.get("acceptance_rate") is not None
+                else "")
+    print(f"paraphrased test set: {test['test_pairs']} of {test['questions']} questions"
+          f"{accepted} -> {layout.paraphrase_test_sets}; report {layout.paraphrase_report}")
     if not test["test_pairs"]:
         print(f"warning: no paraphrase passed the {sim.test_set} similarity threshold; the "
               "test set is empty (expected with the smoke profile's barely trained model)")
     return stats
 
 
+def _world_rated(params: Params, ratings_file: str | None) -> bool:
+    """Whether the world's truth rates the pairs: demo world, no ratings file, switched on."""
+    return (params.sources.world == "demo" and params.paraphrase.world_raters
+            and ratings_file is None)
+
+
+def _chosen_dir(params: Params, ratings_file: str | None) -> Path:
+    """Where the chosen pairs go: straight into the paraphrased sets, or (world raters) to the
+    unrated sets, from which only the accepted pairs reach the paraphrased sets."""
+    layout = Layout(params)
+    return (layout.paraphrase_unrated_sets if _world_rated(params, ratings_file)
+            else layout.paraphrase_test_sets)
+
+
 def _human_eval(params: Params, name: str, ratings_file: str | None, scheme: str) -> dict:
-    """Rating form of the ``name`` test set; ratings imported when the file is configured."""
+    """Rating form of the ``name`` test set; ratings imported when the file is configured.
+
+    On the demo world without a ratings file the world raters fill the form
+    (:mod:`tasks.demo.raters`) and the accepted pairs become the ``name`` set of the
+    paraphrased sets; for real data the filled CSV stays the only source of ratings.
+    """
     layout, cfg = Layout(params), params.paraphrase
     ratings = Path(ratings_file) if ratings_file else None
     if ratings is not None and not ratings.is_absolute():
         ratings = params.paths.results / ratings
-    return human_eval_task(
-        pairs_path=layout.paraphrase_test_sets / f"{name}_pairs.parquet",
-        orig_path=layout.paraphrase_test_sets / f"{name}_orig.json",
-        out_dir=layout.paraphrase_human_eval / name, raters=list(cfg.raters), seed=cfg.seed,
-        ratings_file=ratings, min_rating=cfg.min_rating, on_error=cfg.on_bad_record, name=name,
-        id_base=cfg.test_set_id_base if scheme == "dev" else None, id_scheme=scheme)
+    chosen = _chosen_dir(params, ratings_file)
+    out_dir = layout.paraphrase_human_eval / name
+    common = {"pairs_path": chosen / f"{name}_pairs.parquet",
+              "orig_path": chosen / f"{name}_orig.json", "out_dir": out_dir,
+              "raters": list(cfg.raters), "seed": cfg.seed, "min_rating": cfg.min_rating,
+              "on_error": cfg.on_bad_record, "name": name,
+              "id_base": cfg.test_set_id_base if scheme == "dev" else None,
+              "id_scheme": scheme}
+    if not _world_rated(params, ratings_file):
+        return human_eval_task(ratings_file=ratings, **common)
+    human_eval_task(ratings_file=None, **common)
+    world = world_rating_task(out_dir / "form.csv", out_dir / "world_ratings.csv",
+                              list(cfg.raters), cfg.min_rating)
+    result = human_eval_task(ratings_file=out_dir / "world_ratings.csv",
+                             accepted_dir=layout.paraphrase_test_sets, **common)
+    return {**result, "rated_by": "demo world truth (tasks/demo/raters.py)",
+            **{k: v for k, v in world.items() if k.endswith("_raters")}}
+
+
+def _rated_sets(params: Params, name: str) -> dict[str, tuple[Path, Path]]:
+    """Set name -> (its chosen pairs, the filled rating form), for the sets that were rated."""
+    layout, cfg = Layout(params), params.paraphrase
+    out = {}
+    sets = [(name, cfg.ratings_file)]
+    if cfg.adversarial:
+        sets.append(("adv", cfg.adversarial_ratings_file))
+    for set_name, ratings_file in sets:
+        chosen = _chosen_dir(params, ratings_file) / f"{set_name}_pairs.parquet"
+        if _world_rated(params, ratings_file):
+            out[set_name] = (chosen, layout.paraphrase_human_eval / set_name
+                             / "world_ratings.csv")
+        elif ratings_file:
+            path = Path(ratings_file)
+            out[set_name] = (chosen, path if path.is_absolute()
+                             else params.paths.results / path)
+    return out
 
 
 def _adversarial(params: Params, model_dir: Path | None, thresholds: dict) -> dict:
@@ -136,7 +201,8 @@ def _adversarial(params: Params, model_dir: Path | None, thresholds: dict) -> di
         layout.adversarial_candidates, layout.adversarial_scored, thresholds,
         model_path=cfg.similarity.model, batch_size=cfg.similarity.batch_size)
     stats["adversarial_set"] = test_set_task(
-        squad_dev, layout.adversarial_scored, layout.paraphrase_test_sets, seed=cfg.seed,
+        squad_dev, layout.adversarial_scored, _chosen_dir(params, cfg.adversarial_ratings_file),
+        seed=cfg.seed,
         keep_column="keep_adversarial_augmentation", name="adv",
         on_error=cfg.on_bad_record, id_scheme="adv")
     stats["adversarial_human_eval"] = _human_eval(params, "adv", cfg.adversarial_ratings_file,

@@ -81,8 +81,8 @@ class DemoWorldConfig(Section):
     n_nq_test: int = 200
     n_squad_train: int = 600
     n_squad_dev: int = 200
-    n_quora_pairs: int = 600
-    n_wikianswers_pairs: int = 600
+    n_quora_pairs: int = 4000
+    n_wikianswers_pairs: int = 4000
     trex_docs_per_file: int = Field(1000, ge=1)
 
 
@@ -220,6 +220,10 @@ class ParaphraseConfig(Section):
     raters: tuple[str, ...] = Field(("A", "B"), min_length=2)
     min_rating: int = Field(4, ge=1, le=5)
     ratings_file: str | None = None
+    world_raters: bool = Field(True, description=(
+        "demo world only (sources.world == demo) and only without a ratings file: the world's "
+        "truth fills the rating form (tasks/demo/raters.py; first rater strict, second lenient) "
+        "and only the pairs both accept enter the paraphrased sets"))
     report_examples: int = Field(10, ge=0)
     # Adversarial suggestions (Flair NER + chunker) -> the adversarial set ("adv").
     adversarial: bool = True

@@ -168,6 +168,12 @@ class Layout:
         return self.params.paths.data / "paraphrasing-squad"
 
     @property
+    def paraphrase_unrated_sets(self) -> Path:
+        """The chosen pairs before the world raters (demo world): the sets of
+        :attr:`paraphrase_test_sets` hold only the pairs both raters accept."""
+        return self.paraphrase_root / "unrated"
+
+    @property
     def paraphrase_human_eval(self) -> Path:
         """Human evaluation: the rating form (CSV) and the imported results (JSON)."""
         return self.params.paths.results / "paraphrase" / "human_eval"

@@ -6,15 +6,13 @@ content word of the question phrasings, its thesaurus entries become rules score
 two words' synonym sets overlap (a distributional proxy for PPDB's regression score), whether the
 relation is mutual and whether the paraphrase is a common word; entailment labels follow from the
 overlap and from which word is more general. Phrasal rules come from a curated table
-(``data/phrasal.json``). Question pairs are different phrasings of the same question (the
-EntityQuestions template, reader phrasings and NQ patterns), with non-duplicates that share the
-subject or the phrasing, as in Quora.
+(``data/phrasal.json``). The question pairs (:mod:`tasks.demo.question_pairs`) are different
+phrasings of the same question from the world's question grammar.
 """
 
 from __future__ import annotations
 
 import math
-import random
 import re
 from collections.abc import Iterable
 from functools import cache
@@ -22,16 +20,12 @@ from importlib import resources
 
 from tasks.demo.lexical import STOPWORDS
 from tasks.demo.lexicon import load_data
-from tasks.demo.world import Fact, World
+from tasks.demo.question_grammar import phrasings
+from tasks.demo.question_pairs import build_quora, build_wikianswers
 from tasks.io.ppdb import PPDBRule
-from tasks.io.quora import QuoraPair
-from tasks.io.wikianswers import WikiAnswersPair
-from tasks.questions.templates import load_templates
 
 MAX_RULES_PER_WORD = 12
-DUPLICATE_SHARE = 0.37
 _WORD = re.compile(r"[a-z]+")
-_TOKEN = re.compile(r"\w+|[^\w\s]")
 _POS = {
     "born": "VBN", "died": "VBD", "die": "VB", "married": "VBN", "wrote": "VBD", "written": "VBN",
     "founded": "VBN", "located": "VBN", "owns": "VBZ", "play": "VB", "performed": "VBD",
@@ -60,27 +54,11 @@ def _pos(word: str) -> str:
 
 # -- phrasings ----------------------------------------------------------------------------------
 
-@cache
-def phrasings() -> dict[str, tuple[str, ...]]:
-    """Every phrasing of each relation or value: EQ template, reader phrasings, NQ patterns."""
-    data = load_data("questions")
-    result: dict[str, list[str]] = {}
-    for key, items in data["reader"].items():
-        result.setdefault(key, []).extend(items)
-    for key, template in load_templates().items():
-        if "_" not in key:
-            result.setdefault(key, []).insert(0, template.replace("[X]", "{X}"))
-    for key, items in data["nq"].items():
-        base = key.split("/")[0]
-        for item in items:
-            result.setdefault(base, []).append(item[:1].upper() + item[1:] + "?")
-    return {key: tuple(dict.fromkeys(items)) for key, items in result.items()}
-
-
 def vocabulary() -> list[str]:
-    """Content words of all phrasings, sorted."""
+    """Content words of all phrasings (the question grammar's and the NQ patterns), sorted."""
     words: set[str] = set()
-    for items in phrasings().values():
+    nq = [list(items) for items in load_data("questions")["nq"].values()]
+    for items in [*phrasings().values(), *nq]:
         for item in items:
             words.update(w for w in _WORD.findall(item.replace("{X}", "").lower())
                          if w not in STOPWORDS and len(w) > 2)
@@ -265,110 +243,5 @@ def build_ppdb() -> tuple[PPDBRule, ...]:
     return (*phrasal_rules(), *lexical_rules(vocabulary()))
 
 
-# -- question pairs -----------------------------------------------------------------------------
-
-def _askable(world: World) -> list[Fact]:
-    keys = phrasings()
-    return [f for f in world.facts if world.entities[f.subject].is_subject and f.relation in keys
-            and len(keys[f.relation]) > 1]
-
-
-def build_quora(world: World, n: int, rng: random.Random) -> list[QuoraPair]:
-    """``n`` Quora-style pairs; about 37 % are paraphrases (``is_duplicate``)."""
-    facts = _askable(world)
-    if not facts:
-        return []
-    keys = phrasings()
-    by_relation: dict[str, list[str]] = {}
-    for fact in facts:
-        by_relation.setdefault(fact.relation, []).append(fact.subject)
-    weights = [world.entities[f.subject].count ** 0.5 for f in facts]
-    from tasks.demo.rng import WeightedChooser
-
-    chooser = WeightedChooser(facts, weights)
-    qids: dict[str, int] = {}
-    seen: set[tuple[str, str]] = set()
-    pairs: list[QuoraPair] = []
-
-    def qid(question: str) -> int:
-        return qids.setdefault(question, len(qids) + 1)
-
-    attempts = 0
-    while len(pairs) < n and attempts < n * 20:
-        attempts += 1
-        fact = chooser.choose(rng)
-        label = world.label(fact.subject)
-        first, second = rng.sample(keys[fact.relation], 2)
-        q1 = first.replace("{X}", label)
-        duplicate = rng.random() < DUPLICATE_SHARE
-        if duplicate:
-            q2 = second.replace("{X}", label)
-        elif rng.random() < 0.5:
-            others = [f.relation for f in world.by_subject[fact.subject]
-                      if f.relation != fact.relation and f.relation in keys]
-            if not others:
-                continue
-            q2 = rng.choice(keys[rng.choice(others)]).replace("{X}", label)
-        else:
-            confusable = world.confusable.get(fact.subject)
-            pool = [s for s in by_relation[fact.relation] if s != fact.subject]
-            if not pool:
-                continue
-            other = confusable if confusable in pool else rng.choice(pool)
-            q2 = (first if rng.random() < 0.5 else second).replace("{X}", world.label(other))
-        if q1 == q2 or (q1, q2) in seen or (q2, q1) in seen:
-            continue
-        seen.add((q1, q2))
-        pairs.append(QuoraPair(len(pairs), qid(q1), qid(q2), q1, q2, duplicate))
-    return pairs
-
-
-def _tokens(question: str) -> list[str]:
-    return _TOKEN.findall(question.lower())
-
-
-def align(tokens1: list[str], tokens2: list[str],
-          synonyms: dict[str, set[str]]) -> tuple[tuple[int, int], ...]:
-    """Monotone-preferring word alignment: identical tokens, then lexical paraphrases."""
-    used: set[int] = set()
-    links = []
-    for i, token in enumerate(tokens1):
-        expected = i * len(tokens2) / max(1, len(tokens1))
-        matches = [j for j, other in enumerate(tokens2) if other == token and j not in used]
-        if not matches:
-            matches = [j for j, other in enumerate(tokens2)
-                       if j not in used and other in synonyms.get(token, ())]
-        if matches:
-            j = min(matches, key=lambda k: (abs(k - expected), k))
-            used.add(j)
-            links.append((i, j))
-    return tuple(links)
-
-
-def build_wikianswers(world: World, n: int, rng: random.Random,
-                      rules: Iterable[PPDBRule]) -> list[WikiAnswersPair]:
-    """``n`` WikiAnswers-style paraphrase pairs (lower-cased, tokenised) with alignments."""
-    facts = _askable(world)
-    if not facts:
-        return []
-    keys = phrasings()
-    synonyms: dict[str, set[str]] = {}
-    for rule in rules:
-        if rule.features.get("Lexical") == "1" and rule.score >= 2.5:
-            synonyms.setdefault(rule.phrase, set()).add(rule.paraphrase)
-    seen: set[tuple[str, str]] = set()
-    pairs: list[WikiAnswersPair] = []
-    attempts = 0
-    while len(pairs) < n and attempts < n * 20:
-        attempts += 1
-        fact = rng.choice(facts)
-        label = world.label(fact.subject)
-        first, second = rng.sample(keys[fact.relation], 2)
-        t1 = _tokens(first.replace("{X}", label))
-        t2 = _tokens(second.replace("{X}", label))
-        q1, q2 = " ".join(t1), " ".join(t2)
-        if q1 == q2 or (q1, q2) in seen:
-            continue
-        seen.add((q1, q2))
-        pairs.append(WikiAnswersPair(q1, q2, align(t1, t2, synonyms)))
-    return pairs
+__all__ = ["build_ppdb", "build_quora", "build_wikianswers", "lexical_rules",
+           "phrasal_rules", "phrasings", "vocabulary"]

@@ -41,10 +41,15 @@ from tasks.paraphrase.vocab import train_vocab
 def human_evaluation(pairs_path: Path, orig_path: Path, out_dir: Path, raters: Sequence[str],
                      seed: int, ratings_file: Path | None = None, min_rating: int = 4,
                      on_error: str = "raise", name: str = "dev",
-                     id_base: int | None = None, id_scheme: str = "dev") -> dict[str, Any]:
+                     id_base: int | None = None, id_scheme: str = "dev",
+                     accepted_dir: Path | None = None) -> dict[str, Any]:
     """Export the rating form (``out_dir/form.csv``) of the test pairs. With a filled form,
     import it (``results.json``: counts, kept pairs, agreement) and write the test set
-    restricted to the pairs every rater accepts (``{name}_human_orig/para.json``)."""
+    restricted to the pairs every rater accepts: ``{name}_orig/para.json`` in
+    ``accepted_dir`` when given (then written even when empty), else
+    ``{name}_human_orig/para.json`` in ``out_dir``. ``acceptance_rate`` is the share of the
+    rated pairs every rater accepts (the paper's 78.1 %), ``acceptance_rate_<rater>`` each
+    rater's own."""
     rows = read_table(pairs_path).to_pylist()
     form = out_dir / "form.csv"
     export_form([{"pair_id": r["squad_id"], "original": r["original"],
@@ -62,11 +67,30 @@ def human_evaluation(pairs_path: Path, orig_path: Path, out_dir: Path, raters: S
     by_id = {q.id: q for q in read_squad(orig_path).questions()}
     pairs = [ParaphrasePair(_original(by_id[r["orig_id"]], r), r["paraphrase"], r["suggestion"],
                             r["similarity"]) for r in rows if r["squad_id"] in kept]
-    if pairs:
+    if accepted_dir is not None:
+        write_test_set(pairs, accepted_dir, name, id_base, id_scheme=id_scheme)
+    elif pairs:
         write_test_set(pairs, out_dir, f"{name}_human", id_base, id_scheme=id_scheme)
-    return {**counts, **result.counts,
+    return {**counts, **result.counts, **acceptance(result.ratings, raters, min_rating),
             **{f"{scale}_{k}": v for scale, values in result.agreement.items()
                for k, v in values.items() if k != "pairs"}}
+
+
+def acceptance(ratings: Mapping[str, Mapping[str, Mapping[str, int]]], raters: Sequence[str],
+               min_rating: int) -> dict[str, float | None]:
+    """Share of the rated pairs every rater accepts (``>= min_rating`` on every scale), and
+    each rater's own share; ``None`` when nothing was rated."""
+    def accepts(by_rater: Mapping[str, Mapping[str, int]], rater: str) -> bool:
+        return all(score >= min_rating for score in by_rater[rater].values())
+
+    n = len(ratings)
+    out: dict[str, float | None] = {
+        "acceptance_rate": sum(all(accepts(r, name) for name in raters)
+                               for r in ratings.values()) / n if n else None}
+    for name in raters:
+        out[f"acceptance_rate_{name}"] = (sum(accepts(r, name) for r in ratings.values()) / n
+                                          if n else None)
+    return out
 
 
 def _original(question: Any, row: Mapping[str, Any]) -> Any:
@@ -148,15 +172,46 @@ def examples(scored_path: Path, n: int, threshold_column: str = "keep_test_set"
     return [{**r, "kept": bool(r[threshold_column])} for r in chosen]
 
 
+def rated_examples(pairs_path: Path, ratings_path: Path, raters: Sequence[str],
+                   min_rating: int, n: int) -> list[dict[str, Any]]:
+    """Up to ``n`` rated pairs: half accepted by every rater, half rejected, in pair order;
+    each with its ratings (``A 5/4, B 5/5``: semantic equivalence / fluency per rater)."""
+    if n <= 0 or not pairs_path.is_file() or not ratings_path.is_file():
+        return []
+    ratings = import_ratings(ratings_path, None, raters, min_rating, on_error="skip").ratings
+    rows = [r for r in read_table(pairs_path).to_pylist() if r["squad_id"] in ratings]
+    out = []
+    for row in rows:
+        by_rater = ratings[row["squad_id"]]
+        accepted = all(v >= min_rating for scores in by_rater.values() for v in scores.values())
+        text = ", ".join(f"{name} {by_rater[name]['semantic_equivalence']}/"
+                         f"{by_rater[name]['fluency']}" for name in raters)
+        out.append({"original": row["original"], "paraphrase": row["paraphrase"],
+                    "ratings": text, "accepted": accepted})
+    kept = [r for r in out if r["accepted"]][: (n + 1) // 2]
+    dropped = [r for r in out if not r["accepted"]][: n // 2]
+    return kept + dropped
+
+
 def report(stats: Mapping[str, Mapping[str, Any]], scored_path: Path, n_examples: int,
            report_path: Path, metrics_path: Path, notes: Sequence[str] = (),
-           adversarial_scored: Path | None = None) -> str:
-    """Markdown report + metrics JSON + Prefect markdown artifact."""
+           adversarial_scored: Path | None = None,
+           rated: Mapping[str, tuple[Path, Path]] | None = None,
+           raters: Sequence[str] = ("A", "B"), min_rating: int = 4) -> str:
+    """Markdown report + metrics JSON + Prefect markdown artifact.
+
+    ``rated`` maps a set name to its (pairs Parquet, filled rating form): the report then shows
+    accepted and rejected pairs of each set with their ratings.
+    """
     groups = {"Example paraphrases": examples(scored_path, n_examples)}
     if adversarial_scored is not None:
         groups["Example paraphrases with adversarial suggestions"] = examples(
             adversarial_scored, n_examples, "keep_adversarial_augmentation")
-    return write_report(stats, groups, report_path, metrics_path, notes=notes)
+    rated_groups = {f"Rated pairs of the `{name}` set (accepted first)": rated_examples(
+        pairs, ratings, raters, min_rating, n_examples)
+        for name, (pairs, ratings) in (rated or {}).items()}
+    return write_report(stats, groups, report_path, metrics_path, notes=notes,
+                        rated=rated_groups)
 
 
 build_ppdb_table_task = artifact_task(build_ppdb_table, outputs=("table_path",),
@@ -173,6 +228,6 @@ similarity_task = artifact_task(score_candidates, outputs=("out_path",),
 test_set_task = artifact_task(build_test_set, outputs=("out_dir",), name="test set")
 adversarial_task = artifact_task(suggest_adversarial, outputs=("out_path",),
                                  name="adversarial suggestions")
-human_eval_task = artifact_task(human_evaluation, outputs=("out_dir",),
+human_eval_task = artifact_task(human_evaluation, outputs=("out_dir", "accepted_dir"),
                                 name="human evaluation")
 report_task = task(report, name="paraphrase report")

@@ -23,6 +23,7 @@ STEPS = (
     ("generation", "Generated paraphrases"),
     ("similarity", "Similarity filter"),
     ("test_set", "Non-adversarial test set"),
+    ("acceptance", "Acceptance rate of the human evaluation (paper: 78.1 %)"),
     ("human_eval", "Human evaluation (non-adversarial set)"),
     ("taggers", "Flair taggers (NER, chunks)"),
     ("adversarial", "Adversarial suggestions"),
@@ -60,9 +61,11 @@ def render_report(stats: Mapping[str, Mapping[str, Any]],
                   examples: Sequence[Mapping[str, Any]]
                   | Mapping[str, Sequence[Mapping[str, Any]]] = (),
                   title: str = "Paraphrased questions (Gan & Ng, 2019)",
-                  notes: Sequence[str] = ()) -> str:
+                  notes: Sequence[str] = (),
+                  rated: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> str:
     """The Markdown text: one count table per step (pipeline order), then the examples (a list,
-    or ``{heading: list}`` for several tables)."""
+    or ``{heading: list}`` for several tables), then the rated pairs (``{heading: rows}`` of
+    ``original``, ``paraphrase``, ``ratings``, ``accepted``)."""
     parts = [f"# {title}\n"]
     parts += [f"{note}\n" for note in notes]
     known = [key for key, _ in STEPS]
@@ -83,6 +86,12 @@ def render_report(stats: Mapping[str, Mapping[str, Any]],
                  _cell(e.get("similarity")), "yes" if e.get("kept") else "no"]
                 for e in items]
         parts.append(f"## {heading}\n\n" + markdown_table(header, rows))
+    for heading, items in (rated or {}).items():
+        if items:
+            rows = [[e["original"], e["paraphrase"], e["ratings"],
+                     "yes" if e["accepted"] else "no"] for e in items]
+            parts.append(f"## {heading}\n\n" + markdown_table(
+                ["original", "paraphrase", "ratings (semantic/fluency)", "accepted"], rows))
     return "\n".join(parts)
 
 
@@ -90,9 +99,10 @@ def write_report(stats: Mapping[str, Mapping[str, Any]],
                  examples: Sequence[Mapping[str, Any]]
                  | Mapping[str, Sequence[Mapping[str, Any]]],
                  report_path: Path, metrics_path: Path | None = None,
-                 artifact_key: str = "paraphrase-report", notes: Sequence[str] = ()) -> str:
+                 artifact_key: str = "paraphrase-report", notes: Sequence[str] = (),
+                 rated: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> str:
     """Write the Markdown report (and the counts as JSON metrics); publish the artifact."""
-    text = render_report(stats, examples, notes=notes)
+    text = render_report(stats, examples, notes=notes, rated=rated)
     write_text(report_path, text)
     if metrics_path is not None:
         write_json(metrics_path, {k: v for k, v in stats.items() if v}, indent=2)

@@ -14,6 +14,7 @@ def mini_params(tmp_path_factory):
     root = tmp_path_factory.mktemp("para_mini")
     overrides = {f"paths.{name}": str(root / name)
                  for name in ("data", "results", "metrics", "plots", "reports", "state")}
+    overrides["paraphrase.world_raters"] = False  # the hand-made world is no demo world
     params = load_params(PROJECT_ROOT / "params.yaml", profile="smoke", overrides=overrides)
     write_mini_world(params.paths.raw, params.sources)
     return params

@@ -1,0 +1,99 @@
+"""The demo world's question grammar: every fluent phrasing of each question the world asks.
+
+A *key* is a relation (``P19``) or a question type about a value (``birth``, ``pop``, ...). Its
+*language* is the set of phrasings that ask it: the reader bank the SQuAD-style questions are
+drawn from (``data/questions.json``), the EntityQuestions template(s) of the relation, and the
+expansions of ``data/question_grammar.json`` (alternations ``(a|b|)`` and synonym sets
+``<name>``). The paraphrase pairs of the world are drawn from these languages
+(:mod:`tasks.demo.question_pairs`), and the world raters judge a paraphrase by them
+(:mod:`tasks.demo.question_parser`, :mod:`tasks.demo.raters`; those import the paraphrase
+pipeline's tokeniser, which the world's generation does not need).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import cache
+
+from tasks.demo.lexicon import load_data
+from tasks.relation_templates import load_templates
+
+_INNERMOST = re.compile(r"\(([^()]*)\)")
+_SYNONYM = re.compile(r"<(\w+)>")
+_TOKEN = re.compile(r"'s\b|\w+(?:[-.]\w+)*|[^\w\s]")
+
+
+def expand(pattern: str, synonyms: dict[str, list[str]]) -> list[str]:
+    """Every phrasing of a grammar pattern, in order (spaces collapsed).
+
+    ``(a|b|)`` is an alternation (an empty alternative drops the slot; alternations nest),
+    ``<name>`` a synonym set; ``{X}`` stays. An unknown synonym set is an error naming it.
+    """
+    def synonym(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in synonyms:
+            raise ValueError(f"question grammar: pattern {pattern!r} names the unknown "
+                             f"synonym set <{name}> (known: {sorted(synonyms)})")
+        return "(" + "|".join(synonyms[name]) + ")"
+
+    todo = [_SYNONYM.sub(synonym, pattern)]
+    out: list[str] = []
+    while todo:
+        text = todo.pop(0)
+        match = _INNERMOST.search(text)
+        if match is None:
+            text = " ".join(text.split())
+            out.append(re.sub(r" (?=[?.,])", "", text))
+            continue
+        todo[:0] = [text[:match.start()] + alternative + text[match.end():]
+                    for alternative in match.group(1).split("|")]
+    return list(dict.fromkeys(out))
+
+
+@cache
+def phrasings() -> dict[str, tuple[str, ...]]:
+    """Key -> its phrasings (``{X}`` = subject): reader bank, EQ templates, grammar."""
+    result: dict[str, list[str]] = {}
+    for key, items in load_data("questions")["reader"].items():
+        result.setdefault(key, []).extend(items)
+    for key, template in load_templates().items():
+        result.setdefault(key.split("_")[0], []).append(template.replace("[X]", "{X}"))
+    data = load_data("question_grammar")
+    for key, patterns in data["grammar"].items():
+        for pattern in patterns:
+            result.setdefault(key, []).extend(
+                _capitalise(p) for p in expand(pattern, data["synonyms"]))
+    return {key: _distinct(items) for key, items in result.items()}
+
+
+def _capitalise(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def question_tokens(text: str) -> list[str]:
+    """Lower-cased word and punctuation tokens, the possessive split off (``davis 's``)."""
+    return _TOKEN.findall(text.lower())
+
+
+def _distinct(items: Iterable[str]) -> tuple[str, ...]:
+    """Phrasings that differ as tokens (the first spelling of each is kept)."""
+    seen: dict[tuple[str, ...], str] = {}
+    for item in items:
+        seen.setdefault(tuple(question_tokens(item)), item)
+    return tuple(seen.values())
+
+
+def synonym_pairs() -> dict[str, set[str]]:
+    """Word -> its one-word alternatives in the grammar's synonym sets and alternations."""
+    data = load_data("question_grammar")
+    groups = [list(v) for v in data["synonyms"].values()]
+    for patterns in data["grammar"].values():
+        for pattern in patterns:
+            groups += [m.group(1).split("|") for m in _INNERMOST.finditer(pattern)]
+    out: dict[str, set[str]] = {}
+    for group in groups:
+        words = [w for w in group if w and " " not in w and "<" not in w]
+        for word in words:
+            out.setdefault(word, set()).update(w for w in words if w != word)
+    return out

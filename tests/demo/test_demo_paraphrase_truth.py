@@ -1,0 +1,198 @@
+"""The demo world's question paraphrases and its world raters (issue 14, first section).
+
+The world's Quora/WikiAnswers pairs are real paraphrases (same subject, same question), the
+world raters reject the non-paraphrases a demo run once kept and accept a correct paraphrase,
+and the rating form they fill goes through the same import as real raters' forms: only the pairs
+both accept reach the written sets.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from tasks.config import load_params
+from tasks.demo.kb import build_world
+from tasks.demo.lexicon import load_data
+from tasks.demo.question_grammar import expand, phrasings
+from tasks.demo.question_pairs import askable, build_quora, build_wikianswers
+from tasks.demo.question_parser import QuestionGrammar, with_subject
+from tasks.demo.raters import rate, rate_form
+from tasks.demo.rng import stream
+from tasks.io.squad import SquadAnswer, SquadQuestion, read_squad
+from tasks.paraphrase.flow_tasks import acceptance, human_evaluation
+from tasks.paraphrase.human_eval import export_form, import_ratings
+from tasks.paraphrase.test_sets import ParaphrasePair, write_test_set
+from tasks.paraphrase.text import tokenize
+
+ROOT = Path(__file__).resolve().parents[2]
+#: (original, paraphrase) pairs a demo run kept above the similarity bars: no paraphrases.
+BAD = [("Where is Toby Davis originally from?", "what is toby davis thes?"),
+       ("In which country is Zvirbulewick Festival?",
+        "in which country is zvirbuwick festival festival f?"),
+       ("Which label put out The Winter Shadows III?",
+        "which label is the label put out the winter shadows iii?")]
+GOOD = [("Where is Toby Davis originally from?", "what is toby davis's place of birth?"),
+        ("Which label put out The Winter Shadows III?",
+         "which record label is the winter shadows iii signed to?"),
+        ("In which country is Zvirbulewick Festival?",
+         "what nation is zvirbulewick festival located in?")]
+#: Fluent by the lenient rater (every bigram is the grammar's), not a sentence of the grammar.
+BORDERLINE = ("Where is Toby Davis originally from?", "where was toby davis born in?")
+
+
+@pytest.fixture(scope="module")
+def grammar() -> QuestionGrammar:
+    return QuestionGrammar()
+
+
+@pytest.fixture(scope="module")
+def world():
+    config = load_params(ROOT / "params.yaml", profile="smoke").demo_world
+    return build_world(config)
+
+
+def test_expand_alternations_nested_and_synonym_sets():
+    got = expand("(where|in <wh> <city>) was {X} born (in|)?",
+                 {"wh": ["which", "what"], "city": ["city", "town"]})
+    assert got[:3] == ["where was {X} born in?", "where was {X} born?",
+                       "in which city was {X} born in?"]
+    assert len(got) == 10 and len(set(got)) == 10
+    with pytest.raises(ValueError, match="unknown synonym set <nope>"):
+        expand("<nope> {X}?", {})
+
+
+def test_every_key_has_several_phrasings_and_the_reader_bank_is_in_them():
+    languages = phrasings()
+    reader = load_data("questions")["reader"]
+    assert set(reader) <= set(languages)
+    for key, items in reader.items():
+        assert set(items) <= set(languages[key]), key
+    assert all(len(items) >= 5 for key, items in languages.items()), \
+        {k: len(v) for k, v in languages.items() if len(v) < 5}
+
+
+def test_the_world_knows_what_each_reader_question_asks(grammar):
+    """Every phrasing of the SQuAD-style question bank reads back as its own key and subject."""
+    for key, items in load_data("questions")["reader"].items():
+        for item in items:
+            parses = grammar.parse(item.replace("{X}", "The Winter Shadows III"))
+            assert [(p.key, p.subject) for p in parses] == \
+                [(key, ("the", "winter", "shadows", "iii"))], (key, item, parses)
+
+
+def _reading(grammar, question):
+    return {(p.key, p.subject) for p in grammar.readings(question)}
+
+
+def test_world_pairs_are_real_paraphrases(world, grammar):
+    quora = build_quora(world, 400, stream(13, "quora"))
+    wikianswers = build_wikianswers(world, 400, stream(13, "wikianswers"), rules=())
+    assert len(quora) == 400 and len(wikianswers) == 400
+    duplicates = [p for p in quora if p.is_duplicate]
+    assert 0.25 < len(duplicates) / len(quora) < 0.5
+    for first, second in [(p.question1, p.question2) for p in duplicates] + \
+            [(p.question1, p.question2) for p in wikianswers]:
+        assert first != second
+        assert _reading(grammar, first) & _reading(grammar, second), (first, second)
+    for pair in quora:
+        if not pair.is_duplicate:  # another question, or the same about another subject
+            assert not _reading(grammar, pair.question1) & _reading(grammar, pair.question2)
+    assert all(p.alignment for p in wikianswers)
+    keys = {key for key, _ in askable(world)}
+    assert {"P19", "birth", "pop"} <= keys
+
+
+@pytest.mark.parametrize("original,paraphrase", BAD)
+def test_world_raters_reject_the_bad_examples(grammar, original, paraphrase):
+    for lenient in (False, True):
+        semantic, fluency = rate(grammar, original, paraphrase, lenient)
+        assert min(semantic, fluency) < 4, (lenient, semantic, fluency)
+
+
+@pytest.mark.parametrize("original,paraphrase", GOOD)
+def test_world_raters_accept_a_correct_paraphrase(grammar, original, paraphrase):
+    assert rate(grammar, original, paraphrase, lenient=False) == (5, 5)
+    assert rate(grammar, original, paraphrase, lenient=True) == (5, 5)
+
+
+def test_raters_disagree_on_fluency_only_where_documented(grammar):
+    assert rate(grammar, *BORDERLINE, lenient=True) == (4, 4)
+    assert rate(grammar, *BORDERLINE, lenient=False) == (4, 3)
+    # another question about the same subject is a different question for both
+    assert rate(grammar, BORDERLINE[0], "where did toby davis die?", lenient=True)[0] == 1
+
+
+def test_an_original_outside_the_world_is_a_clear_error(grammar):
+    with pytest.raises(ValueError, match="no phrasing of the demo world"):
+        rate(grammar, "Are zebras striped?", "are zebras stripy?", lenient=True)
+
+
+def test_with_subject_counts_occurrences():
+    tokens = tokenize("who is toby davis 's child , toby davis ?")
+    template, count = with_subject(tokens, ("toby", "davis"))
+    assert count == 2 and template.count("<subject>") == 2
+
+
+def _question(i: int, text: str) -> SquadQuestion:
+    context = f"Context number {i} holds the answer Paris."
+    return SquadQuestion(f"q{i}", text, (SquadAnswer("Paris", context.index("Paris")),),
+                         context, f"Title {i}")
+
+
+def test_world_ratings_round_trip_and_only_accepted_pairs_are_written(tmp_path, grammar):
+    """Form -> world raters -> the real raters' import -> acceptance rate -> written set."""
+    cases = [*GOOD, *BAD, BORDERLINE]
+    pairs = [ParaphrasePair(_question(i, o), p, None, 0.96) for i, (o, p) in enumerate(cases)]
+    unrated = tmp_path / "unrated"
+    write_test_set(pairs, unrated, "dev")
+    out_dir, accepted_dir = tmp_path / "human_eval" / "dev", tmp_path / "sets"
+    common = {"pairs_path": unrated / "dev_pairs.parquet", "orig_path": unrated / "dev_orig.json",
+              "out_dir": out_dir, "raters": ["A", "B"], "seed": 3, "name": "dev"}
+    assert human_evaluation(**common)["pairs_exported"] == len(cases)
+    counts = rate_form(out_dir / "form.csv", out_dir / "world.csv", ["A", "B"])
+    assert counts["accepted_by_A"] == len(GOOD) and counts["accepted_by_B"] == len(GOOD) + 1
+    with open(out_dir / "world.csv", encoding="utf-8") as handle:
+        assert handle.readline().startswith("#")
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 2 * len(cases) and all(r["fluency"] in "12345" for r in rows)
+
+    result = import_ratings(out_dir / "world.csv", None, ("A", "B"))
+    both = acceptance(result.ratings, ("A", "B"), 4)
+    assert both["acceptance_rate"] == pytest.approx(len(GOOD) / len(cases))
+    assert both["acceptance_rate_B"] == pytest.approx((len(GOOD) + 1) / len(cases))
+    assert result.agreement["keep_decision"]["exact"] == pytest.approx(
+        (len(cases) - 1) / len(cases))
+
+    stats = human_evaluation(**common, ratings_file=out_dir / "world.csv",
+                             accepted_dir=accepted_dir)
+    assert stats["rated"] == len(cases) and stats["kept"] == len(GOOD)
+    assert stats["acceptance_rate"] == pytest.approx(len(GOOD) / len(cases))
+    para = [q.question for q in read_squad(accepted_dir / "dev_para.json").questions()]
+    orig = [q.question for q in read_squad(accepted_dir / "dev_orig.json").questions()]
+    assert sorted(para) == sorted(p for _, p in GOOD)
+    assert sorted(orig) == sorted(o.lower() for o, _ in GOOD)
+
+
+def test_world_raters_only_rate_the_demo_world():
+    from flows.paraphrase import _chosen_dir, _world_rated
+    from tasks.layout import Layout
+
+    demo = load_params(ROOT / "params.yaml", profile="demo")
+    real = load_params(ROOT / "params.yaml", profile="real")
+    off = load_params(ROOT / "params.yaml", profile="demo",
+                      overrides={"paraphrase.world_raters": False})
+    assert _world_rated(demo, None) and not _world_rated(demo, "ratings.csv")
+    assert not _world_rated(real, None) and not _world_rated(off, None)
+    assert _chosen_dir(demo, None) == Layout(demo).paraphrase_unrated_sets
+    assert _chosen_dir(real, None) == Layout(real).paraphrase_test_sets
+
+
+def test_export_form_is_what_the_world_raters_fill(tmp_path, grammar):
+    form = export_form([{"pair_id": "p1", "original": GOOD[0][0], "paraphrase": GOOD[0][1]}],
+                       tmp_path / "form.csv", ("A", "B", "C"))
+    counts = rate_form(form, tmp_path / "filled.csv", ("A", "B", "C"), grammar=grammar)
+    assert counts["strict_raters"] == "A,C" and counts["lenient_raters"] == "B"
+    assert import_ratings(tmp_path / "filled.csv", ["p1"], ("A", "B", "C")).kept == ["p1"]
