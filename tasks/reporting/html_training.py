@@ -22,18 +22,19 @@ def _sample(curve: Sequence[Sequence[float]], n: int = CURVE_POINTS) -> list[Seq
 
 
 def retriever_training_section(artifacts: Mapping[str, Path], root: Path) -> Section:
-    """Steps, losses, time and the (sampled) loss curve of every trained model (MLM, DPR-NQ)."""
+    """Steps, losses and the (sampled) loss curve of every trained model (MLM, DPR-NQ). Times
+    stay in the metrics: the page is byte-identical for the same inputs."""
     section = Section("retriever-training", "Retriever training (MLM pre-training, DPR-NQ)",
                       "train-retriever")
     if _missing(section, artifacts, ["retriever_training"], root):
         return section
     metrics = read_json(artifacts["retriever_training"])
     keys = ("global_step", "epochs", "final_train_loss", "final_val_loss",
-            "final_val_accuracy", "train_seconds", "questions_per_second")
+            "final_val_accuracy")
     section.blocks.append(Table(
         caption="Final numbers per trained model",
         header=["model", "steps", "epochs", "final train loss", "final val loss",
-                "val accuracy", "train seconds", "questions/s"],
+                "val accuracy"],
         rows=[[name, *[_num(m.get(k)) for k in keys]] for name, m in metrics.items()],
         numeric=[False, *[True] * len(keys)]))
     for name, m in metrics.items():
@@ -119,10 +120,6 @@ def retriever_experiments_section(artifacts: Mapping[str, Path], root: Path) -> 
         section.blocks += _pattern_blocks(metrics)
     if "multitask" in metrics:
         section.blocks += _multitask_blocks(metrics)
-    seconds = {n: s for n, s in (metrics.get("train_seconds") or {}).items() if s is not None}
-    if seconds:
-        section.blocks.append(Text("Fine-tuning wall seconds: " + ", ".join(
-            f"{n} {s:.1f}" for n, s in seconds.items()) + "."))
     tsne = metrics.get("figure2")
     if tsne and tsne.get("status") == "ran":
         scores = ", ".join(f"{p}: {v:+.3f}" for p, v in tsne["silhouette_cosine"].items())
