@@ -16,8 +16,8 @@ from pathlib import Path
 from tasks.io.atomic import write_json, write_text
 from tasks.io.squad import read_predictions
 from tasks.io.tables import read_table
-from tasks.reading.robustness import bootstrap_scores
-from tasks.reading.scoring import question_scores, read_squad_v11, score_predictions
+from tasks.reading.robustness import paired_scores
+from tasks.reading.scoring import read_squad_v11
 from tasks.reporting.reader_tables import count_rows, gain_rows
 from tasks.reporting.tables import markdown_table, publish_table_artifact
 
@@ -27,24 +27,10 @@ def compare_file(data_path: Path, before: Mapping[str, str], after: Mapping[str,
     """Before/after EM and F1 of one test file and the gains with CIs (points);
     ``{"questions": 0}`` alone for an empty file."""
     data = read_squad_v11(data_path)
-    block: dict = {"questions": len(data)}
-    if not len(data):
-        return block
-    per_q = {}
-    for side, pred in (("before", before), ("after", after)):
-        report = score_predictions(data, pred)
-        block[side] = {"exact_match": round(report.exact_match, 2), "f1": round(report.f1, 2),
-                       "missing": len(report.missing_ids)}
-        per_q[side] = question_scores(data, pred)
-    for i, metric in enumerate(("exact_match", "f1")):
-        diff, low, high = bootstrap_scores([s[i] for s in per_q["after"]],
-                                           [s[i] for s in per_q["before"]], n=n_bootstrap,
-                                           seed=seed, confidence=confidence)
-        block[f"{metric}_gain"] = {"difference": round(100 * diff, 2),
-                                   "ci_low": round(100 * low, 2),
-                                   "ci_high": round(100 * high, 2),
-                                   "significant": bool(low > 0 or high < 0)}
-    return block
+    if not data:
+        return {"questions": 0}
+    return paired_scores({"before": (data, before), "after": (data, after)}, "after", "before",
+                         "gain", n_bootstrap=n_bootstrap, seed=seed, confidence=confidence)
 
 
 def compare_readers(before: Mapping[str, Path], after: Mapping[str, Mapping[str, Path]],

@@ -67,23 +67,33 @@ def evaluate_set(orig_path: Path, para_path: Path, orig_pred: Mapping[str, str],
     if len(orig) != len(para):
         raise ValueError(f"{orig_path} has {len(orig)} questions but {para_path} has "
                          f"{len(para)}; orig and para questions must align by position")
-    block: dict = {"questions": len(orig)}
     if not orig:  # an empty set (e.g. no paraphrase passed the filter): nothing to score
-        return block
+        return {"questions": 0}
+    return paired_scores({"orig": (orig, orig_pred), "para": (para, para_pred)}, "orig", "para",
+                         "drop", n_bootstrap=n_bootstrap, seed=seed, confidence=confidence)
+
+
+def paired_scores(sides: Mapping[str, tuple[Sequence, Mapping[str, str]]], minuend: str,
+                  subtrahend: str, name: str, *, n_bootstrap: int = 1000, seed: int = 0,
+                  confidence: float = 0.95) -> dict:
+    """EM/F1 (official v1.1) of each side's ``(questions, predictions)`` -- the sides' questions
+    paired by position -- and ``<metric>_<name>`` = ``minuend - subtrahend`` in points with
+    its paired bootstrap CI (the same draws for EM and F1)."""
+    block: dict = {"questions": len(sides[minuend][0])}
     per_q = {}
-    for variant, data, pred in (("orig", orig, orig_pred), ("para", para, para_pred)):
+    for side, (data, pred) in sides.items():
         report = score_predictions(data, pred)
-        block[variant] = {"exact_match": round(report.exact_match, 2),
-                          "f1": round(report.f1, 2), "missing": len(report.missing_ids)}
-        per_q[variant] = question_scores(data, pred)
+        block[side] = {"exact_match": round(report.exact_match, 2),
+                       "f1": round(report.f1, 2), "missing": len(report.missing_ids)}
+        per_q[side] = question_scores(data, pred)
     for i, metric in enumerate(("exact_match", "f1")):
-        diff, low, high = bootstrap_scores([s[i] for s in per_q["orig"]],
-                                           [s[i] for s in per_q["para"]], n=n_bootstrap,
+        diff, low, high = bootstrap_scores([s[i] for s in per_q[minuend]],
+                                           [s[i] for s in per_q[subtrahend]], n=n_bootstrap,
                                            seed=seed, confidence=confidence)
-        block[f"{metric}_drop"] = {"difference": round(100 * diff, 2),
-                                   "ci_low": round(100 * low, 2),
-                                   "ci_high": round(100 * high, 2),
-                                   "significant": bool(low > 0 or high < 0)}
+        block[f"{metric}_{name}"] = {"difference": round(100 * diff, 2),
+                                     "ci_low": round(100 * low, 2),
+                                     "ci_high": round(100 * high, 2),
+                                     "significant": bool(low > 0 or high < 0)}
     return block
 
 
