@@ -18,10 +18,10 @@ from pathlib import Path
 from prefect import flow
 
 from flows._params import resolve
+from flows._taggers import flair_taggers
 from flows.generate_paraphrases import generate_paraphrases_on
 from tasks.config import Params
 from tasks.demo.raters import world_rating_task
-from tasks.demo.taggers import train_taggers_task
 from tasks.layout import Layout
 from tasks.paraphrase.flow_tasks import (
     adversarial_task,
@@ -179,19 +179,12 @@ def _adversarial(params: Params, model_dir: Path | None, thresholds: dict) -> di
     similarity -> the ``adv`` set (kept above the adversarial threshold) and its rating form."""
     layout, cfg = Layout(params), params.paraphrase
     stats: dict[str, dict] = {}
-    ner, chunk = cfg.ner_tagger, cfg.chunk_tagger
-    if ner is None or chunk is None:
-        if params.sources.world != "demo":
-            raise ValueError("paraphrase.ner_tagger and paraphrase.chunk_tagger must name Flair "
-                             "models (hub names or paths) for real data: the offline taggers "
-                             "are trained on the demo world")
-        stats["taggers"] = train_taggers_task(params.demo_world, layout.paraphrase_taggers,
-                                              cfg.quick_taggers)
-        ner = ner or stats["taggers"]["ner"]
-        chunk = chunk or stats["taggers"]["chunk"]
+    ner, chunk, trained = flair_taggers(params)
+    if trained is not None:
+        stats["taggers"] = trained
     squad_dev = params.raw_path("squad_dev")
     stats["adversarial"] = adversarial_task(
-        squad_dev, _as_path(ner), _as_path(chunk), layout.adversarial_suggestions,
+        squad_dev, ner, chunk, layout.adversarial_suggestions,
         per_question=cfg.suggestions_per_question, max_questions=cfg.max_questions,
         on_error=cfg.on_bad_record)
     stats["adversarial_generation"] = generate_paraphrases_on(
@@ -208,11 +201,6 @@ def _adversarial(params: Params, model_dir: Path | None, thresholds: dict) -> di
     stats["adversarial_human_eval"] = _human_eval(params, "adv", cfg.adversarial_ratings_file,
                                                   "adv")
     return stats
-
-
-def _as_path(name_or_path: str) -> Path | str:
-    """A local model file as a Path (the task cache hashes its content), else the hub name."""
-    return Path(name_or_path) if Path(name_or_path).exists() else name_or_path
 
 
 if __name__ == "__main__":

@@ -23,9 +23,9 @@ from pathlib import Path
 from prefect import flow
 
 from flows._params import resolve
+from flows._taggers import flair_taggers
 from flows.generate_paraphrases import generate_paraphrases_on
 from tasks.config import Params
-from tasks.demo.taggers import train_taggers_task
 from tasks.io.squad import discover_paraphrase_sets
 from tasks.layout import Layout
 from tasks.model_names import model_slug
@@ -154,7 +154,7 @@ def _augment(params: Params, kind: str, paraphraser: Path | None, thresholds: di
             per_question=para.suggestions_per_question, max_per_phrase=para.ppdb_max_per_phrase,
             max_questions=aug.max_source_questions, on_error=para.on_bad_record)
     else:
-        ner, chunk = _taggers(params)
+        ner, chunk, _ = flair_taggers(params)
         steps["suggestions"] = adversarial_task(
             squad_train, ner, chunk, suggestions, per_question=para.suggestions_per_question,
             max_questions=aug.max_source_questions, on_error=para.on_bad_record)
@@ -168,22 +168,6 @@ def _augment(params: Params, kind: str, paraphraser: Path | None, thresholds: di
     counts = augment_task(squad_train, scored, work / "data", KEEP_COLUMNS[kind],
                           aug.n_augmented, aug.per_question, aug.seed)
     return {**counts, "threshold": thresholds[THRESHOLDS[kind]], "steps": steps}
-
-
-def _taggers(params: Params) -> tuple[Path | str, Path | str]:
-    """The Flair NER and chunk taggers, as the paraphrase flow picks them (the demo world's
-    offline taggers, trained by that flow, when none is named)."""
-    layout, para = Layout(params), params.paraphrase
-    ner, chunk = para.ner_tagger, para.chunk_tagger
-    if ner is None or chunk is None:
-        if params.sources.world != "demo":
-            raise ValueError("paraphrase.ner_tagger and paraphrase.chunk_tagger must name Flair "
-                             "models (hub names or paths) for the adversarial augmentation of "
-                             "real data")
-        trained = train_taggers_task(params.demo_world, layout.paraphrase_taggers,
-                                     para.quick_taggers)
-        ner, chunk = ner or trained["ner"], chunk or trained["chunk"]
-    return tuple(Path(n) if Path(n).exists() else n for n in (ner, chunk))  # type: ignore[return-value]
 
 
 if __name__ == "__main__":
