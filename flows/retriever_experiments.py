@@ -21,7 +21,6 @@ counts and paired bootstrap CIs (``metrics/retriever_experiments.json``, Markdow
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 from prefect import flow
@@ -156,7 +155,6 @@ def retriever_experiments(params: Params | None = None, profile: str | None = No
             runs[name][retriever.name] = run(
                 retriever, path, runs_dir / name / f"{retriever.name}.trec", indexes=indexes,
                 runs={}, orchestration=params.orchestration)
-    seconds: dict[str, float | None] = {}
     for job in jobs:
         if status[job.name]["status"] != "ran":
             continue
@@ -170,8 +168,6 @@ def retriever_experiments(params: Params | None = None, profile: str | None = No
             run_path=lambda q, n=job.name: runs_dir / q.stem / f"{n}.trec", collection=own,
             orchestration=params.orchestration, max_questions=job.max_questions)
         status[job.name].update(summary)
-        state = json.loads((out_dir / "trainer_state.json").read_text(encoding="utf-8"))
-        seconds[job.name] = state.get("train_seconds")
         for queries_file, run_path in job_runs.items():
             runs[queries_file.stem][job.name] = run_path
     passages = collect_passages([p for by in runs.values() for p in by.values()], own,
@@ -182,7 +178,7 @@ def retriever_experiments(params: Params | None = None, profile: str | None = No
         report_path=layout.experiment_report, baseline=cfg.baseline, k=cfg.k,
         mode=params.retrieval.has_answer_mode, nq_mode=cfg.multitask.nq_has_answer_mode,
         boot={"n": cfg.n_bootstrap, "seed": cfg.bootstrap_seed, "confidence": cfg.confidence},
-        extra={"figure2": tsne, "train_seconds": seconds})
+        extra={"figure2": tsne})
     print(f"retriever experiments: {len(jobs)} jobs, not run: {metrics['not_run'] or 'none'} "
           f"-> {layout.experiment_metrics}, {layout.experiment_report}")
     return metrics

@@ -21,7 +21,6 @@ index per relation. Relations without training questions are rows saying so.
 from __future__ import annotations
 
 import os
-import resource
 from pathlib import Path
 
 from prefect import flow
@@ -46,11 +45,6 @@ from tasks.training.specialised import (
     plan_relations,
 )
 from tasks.training.stages import train_dpr_task
-
-
-def _cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def pair_retriever(params: Params, name: str, model_dir: Path) -> DenseRetriever:
@@ -103,7 +97,6 @@ def shared_index(params: Params, layout: Layout, retriever: DenseRetriever) -> S
 def specialise(params: Params, layout: Layout, name: str, pair_dir: Path, plans: list,
                test: QuerySet) -> dict:
     """One passage encoder: its index, a question encoder per ready relation, evaluation."""
-    started = _cpu_seconds()
     retriever = pair_retriever(params, name, pair_dir)
     index = shared_index(params, layout, retriever)
     cfg, dense = params.specialised_encoders, params.retrieval.dense
@@ -133,7 +126,6 @@ def specialise(params: Params, layout: Layout, name: str, pair_dir: Path, plans:
                   "searches": len(result["searches"])},
         "memory": index_memory(index.path, len(specs)),
         "finetune": finetune,
-        "cpu_seconds": round(_cpu_seconds() - started, 1),  # a timing (not a score)
     })
     return result
 

@@ -125,20 +125,20 @@ def trained_encoder(out_dir: Path, name: str | None = None) -> dict[str, Any]:
 
 
 def write_training_metrics(model_dirs: dict[str, Path], path: Path) -> dict[str, Any]:
-    """Metrics JSON of the trained models (``trainer_state.json`` of each: steps, seconds,
-    final losses, the loss curve) under their names."""
+    """Metrics JSON of the trained models (``trainer_state.json`` of each: steps, final losses,
+    the loss curve) under their names. Times stay in ``trainer_state.json`` and the study's
+    timings: metrics hold only what the same inputs reproduce."""
     metrics: dict[str, Any] = {}
     for name, model_dir in model_dirs.items():
         state_file = Path(model_dir) / "trainer_state.json"
         if not state_file.is_file():
             raise FileNotFoundError(f"{model_dir}: no trainer_state.json (not a trained model)")
         state = json.loads(state_file.read_text(encoding="utf-8"))
-        metrics[name] = {**_summary(state), "train_seconds": state.get("train_seconds"),
+        metrics[name] = {**_summary(state),
                          "loss_curve": [[h["step"], round(h["loss"], 5)]
                                         for h in state.get("log_history", []) if "loss" in h]}
-        for key in ("questions_per_second", "passages"):
-            if key in state:
-                metrics[name][key] = state[key]
+        if "passages" in state:
+            metrics[name]["passages"] = state["passages"]
     write_json(path, metrics, indent=2)
     return metrics
 
