@@ -1,11 +1,10 @@
 """SIGKILL the whole pipeline at two points, run it again: only unfinished work is redone and
 the final report is byte-identical to the one of an uninterrupted run.
 
-All runs use the same paths (the report prints the resolved params, paths included) as the
-suite's uninterrupted smoke study (the ``two_runs`` fixture), whose outputs are moved aside
-for the test and put back after it: a run killed (process group, SIGKILL, Prefect's
-temporary API included) once the BM25 index is complete, a rerun killed once the BM25
-retrieval metrics exist, and a final rerun.
+All runs use the same paths (the report prints the resolved params, paths included): an
+uninterrupted `qastress run` first, its outputs moved aside and the paths wiped; then a run
+killed (process group, SIGKILL, Prefect's temporary API included) once the BM25 index is
+complete, a rerun killed once the BM25 retrieval metrics exist, and a final rerun.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 import yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -57,42 +55,22 @@ def _stamps(paths: list[Path]) -> dict[str, int]:
     return {str(p): p.stat().st_mtime_ns for p in paths}
 
 
-@pytest.fixture
-def reference_moved_aside(two_runs, smoke_params, tmp_path):
-    """The suite's uninterrupted smoke study is the reference: its report and BM25 metrics are
-    read, its outputs moved aside for the test (same paths, so the same resolved params and
-    the same report bytes) and put back afterwards for the other study tests."""
-    from tasks.layout import Layout
-
-    layout = Layout(smoke_params)
-    reference = (layout.report_html.read_bytes(),
-                 layout.retrieval_metrics("bm25").read_bytes())
-    roots = {name: Path(getattr(smoke_params.paths, name)) for name in PATH_NAMES}
-    aside = tmp_path / "reference"
-    aside.mkdir()
-    for name, root in roots.items():
-        shutil.move(root, aside / name)
-    try:
-        yield reference
-    finally:
-        for name, root in roots.items():
-            shutil.rmtree(root, ignore_errors=True)
-            shutil.move(aside / name, root)
-
-
-def test_sigkill_at_two_points_then_rerun_gives_the_same_report(reference_moved_aside,
-                                                                smoke_params, tmp_path):
+def test_sigkill_at_two_points_then_rerun_gives_the_same_report(tmp_path):
     from tasks.config import load_params
     from tasks.layout import Layout
 
+    work = tmp_path / "work"
     raw = yaml.safe_load((PROJECT_ROOT / "params.yaml").read_text(encoding="utf-8"))
     raw["profile"] = "smoke"
-    raw["paths"] = {name: str(getattr(smoke_params.paths, name)) for name in PATH_NAMES}
+    raw["paths"] = {name: str(work / name) for name in PATH_NAMES}
     params_file = tmp_path / "params.yaml"
     params_file.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
-    assert load_params(params_file) == smoke_params  # same run as the reference
-    layout = Layout(smoke_params)
-    reference, reference_metrics = reference_moved_aside
+    layout = Layout(load_params(params_file))
+
+    assert _study(params_file, tmp_path) == 0, (tmp_path / "log.txt").read_text()[-3000:]
+    reference = layout.report_html.read_bytes()
+    reference_metrics = layout.retrieval_metrics("bm25").read_bytes()
+    shutil.rmtree(work)
 
     first_kill = layout.bm25_index / "manifest.json"
     assert _study(params_file, tmp_path, kill_when=first_kill) == -signal.SIGKILL
