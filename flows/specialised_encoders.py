@@ -35,12 +35,12 @@ from tasks.retrieval.faiss_index import read_index_manifest
 from tasks.retrieval.query_sets import QuerySet, eq_split
 from tasks.retrieval.retrievers import DenseRetriever, dense_config, trained_encoder_config
 from tasks.retrieval_config import NamedDenseConfig
+from tasks.training.finetune import finetune_config
 from tasks.training.paq_like import generate_paq_like_task
 from tasks.training.specialised import (
     SharedPassageIndex,
     check_passage_encoder_identical,
     evaluate_question_encoders,
-    finetune_config,
     index_memory,
     plan_relations,
 )

@@ -32,6 +32,7 @@ from tasks.io.entityquestions import read_eq_file
 from tasks.orchestration import artifact_task
 from tasks.retriever_config import RetrieverTrainConfig
 from tasks.retriever_experiments_config import FinetuneOverrides
+from tasks.specialised_config import FineTuneConfig
 
 #: The fields of ``FinetuneOverrides`` that override ``RetrieverTrainConfig`` fields.
 _OVERRIDDEN = ("max_epochs", "max_steps", "lr", "batch_size", "warmup_steps")
@@ -69,12 +70,15 @@ def training_set_size(question_file: Path, dpr_file: Path) -> TrainingSetSize:
     return TrainingSetSize(questions, examples)
 
 
-def finetune_config(base: RetrieverTrainConfig, overrides: FinetuneOverrides,
-                    freeze: str) -> RetrieverTrainConfig:
-    """``base`` (``retriever_training.dpr``) with the fine-tuning overrides and ``freeze``
-    (``full`` / ``onlyQ`` / ``onlyP``), validated again (a DPR pair, never shared)."""
+def finetune_config(base: RetrieverTrainConfig,
+                    overrides: FinetuneOverrides | FineTuneConfig, freeze: str
+                    ) -> RetrieverTrainConfig:
+    """``base`` (``retriever_training.dpr``) with the fine-tuning overrides (Tables 2-3's
+    ``retriever_experiments.finetune`` or Table 4's ``specialised_encoders`` steps: fields left
+    ``None`` or absent keep ``base``) and ``freeze`` (``full`` / ``onlyQ`` / ``onlyP``),
+    validated again (a DPR pair, never shared)."""
     update: dict[str, Any] = {k: getattr(overrides, k) for k in _OVERRIDDEN
-                              if getattr(overrides, k) is not None}
+                              if getattr(overrides, k, None) is not None}
     if overrides.max_steps is None:
         update["max_steps"] = None
     update.update(freeze=freeze, shared=False, pooling="cls")

@@ -69,18 +69,6 @@ def plan_relations(relations: Sequence[str], dpr_dir: Path, test: QuerySet) -> l
     return plans
 
 
-def finetune_config(base: Any, overrides: Any, freeze: str) -> Any:
-    """``base`` (a ``RetrieverTrainConfig``) with the set fields of ``overrides`` (a
-    :class:`tasks.specialised_config.FineTuneConfig`), ``max_steps`` and ``freeze``."""
-    update: dict[str, Any] = {"max_steps": overrides.max_steps, "max_epochs": None,
-                              "freeze": freeze}
-    for key in ("batch_size", "lr", "warmup_steps"):
-        value = getattr(overrides, key)
-        if value is not None:
-            update[key] = value
-    return type(base).model_validate({**base.model_dump(), **update})
-
-
 def encoder_tensors(model_dir: Path) -> dict[str, Any]:
     """Every tensor of a saved model directory's ``*.safetensors`` files (numpy arrays)."""
     from safetensors.numpy import load_file
