@@ -82,7 +82,7 @@ def finetune_and_evaluate(name: str, train_sets: Mapping[str, Sequence[Path]],
             runs[queries_file] = retrieve_frozen_index_task(
                 baseline.index.path, queries_file, run_path(queries_file), spec,
                 baseline.index.spec, k=cfg.top_k, batch_size=cfg.batch_size, device=cfg.device,
-                bf16=cfg.bf16)
+                bf16=cfg.bf16, cpu_threads=cfg.cpu_threads)
         return summary, runs
     indexes = prepare_indexes([retriever], collection, orchestration)
     for queries_file in queries:

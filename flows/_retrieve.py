@@ -108,7 +108,8 @@ def run(retriever: Retriever, queries: Path, run_path: Path, *,
     if isinstance(retriever, DenseRetriever):
         cfg, ref = retriever.config, indexes[retriever.name]
         return retrieve_dense_task(ref.path, queries, run_path, ref.spec, k=cfg.top_k,
-                                   batch_size=cfg.batch_size, device=cfg.device, bf16=cfg.bf16)
+                                   batch_size=cfg.batch_size, device=cfg.device, bf16=cfg.bf16,
+                                   cpu_threads=cfg.cpu_threads)
     if isinstance(retriever, HybridRetriever):
         return fuse_runs_task([runs[name] for name in retriever.inputs], run_path,
                               k=retriever.k, depth=retriever.depth)

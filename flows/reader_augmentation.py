@@ -66,7 +66,8 @@ def reader_augmentation(params: Params | None = None, profile: str | None = None
         reader_dir = work / "reader"
         train_reader_task(Path(counts[kind]["train_file"]), reader_dir, cfg.model)
         after[kind] = predict_task(reader_dir, inputs, layout.augmentation_predictions(kind),
-                                   batch_size=cfg.model.predict_batch_size)
+                                   batch_size=cfg.model.predict_batch_size,
+                                   cpu_threads=cfg.model.cpu_threads)
         added[kind] = work / "data" / ADDED_FILE
     before = _before_predictions(params, before_dir, inputs) if aug.kinds else {}
     notes = (f"Profile `{params.profile}`; reader `{cfg.model.model}` (before: the readers "
@@ -102,7 +103,8 @@ def _before_predictions(params: Params, before_dir: Path,
     rest = {key: path for key, path in inputs.items() if key not in found}
     if rest:
         found.update(predict_task(before_dir, rest, layout.augmentation_predictions(name),
-                                  batch_size=cfg.model.predict_batch_size))
+                                  batch_size=cfg.model.predict_batch_size,
+                                  cpu_threads=cfg.model.cpu_threads))
     print(f"before: {len(inputs) - len(rest)} prediction files of the readers flow reused, "
           f"{len(rest)} predicted")
     return found

@@ -45,7 +45,8 @@ def readers(params: Params | None = None, profile: str | None = None,
         inputs["squad_dev"] = params.raw_path("squad_dev")
     predictions = {
         reader: predict_task(model_dir, inputs, layout.reader_predictions(reader),
-                             batch_size=cfg.model.predict_batch_size)
+                             batch_size=cfg.model.predict_batch_size,
+                             cpu_threads=cfg.model.cpu_threads)
         for reader, model_dir in model_dirs.items()}
     dev = (score_dev_task({r: p["squad_dev"] for r, p in predictions.items()},
                           params.raw_path("squad_dev")) if cfg.evaluate_dev else None)

@@ -116,7 +116,8 @@ def figure2(params: Params, layout: Layout, baseline: Baseline,
     png = layout.experiment_tsne_plot
     summary = tsne_figure_task(sets, encoders, png, layout.experiment_results / "tsne.json",
                                passages_per_set=cfg.passages_per_set, perplexity=cfg.perplexity,
-                               seed=cfg.seed, device=baseline.retriever.config.device)
+                               seed=cfg.seed, device=baseline.retriever.config.device,
+                               cpu_threads=baseline.retriever.config.cpu_threads)
     summary = {"status": "ran", **summary}
     publish_link_artifact("figure-retriever-tsne", png,
                           "Figure 2: t-SNE of passage embeddings before/after fine-tuning")

@@ -117,7 +117,7 @@ def specialise(params: Params, layout: Layout, name: str, pair_dir: Path, plans:
     result = evaluate_question_encoders(
         index, specs, test, params.raw_path("passages"), ks=list(params.retrieval.ks),
         k=params.retrieval.headline_k, mode=params.retrieval.has_answer_mode,
-        batch_size=dense.batch_size, device=dense.device)
+        batch_size=dense.batch_size, device=dense.device, cpu_threads=dense.cpu_threads)
     manifest = index.index.manifest
     result.update({
         "index": {"path": Path(os.path.relpath(index.path, params.paths.data)).as_posix(),

@@ -33,7 +33,8 @@ class DenseConfig(Section):
     ``packaged:all-MiniLM-L6-v2`` (the offline default, resolved at run time). A DPR question
     encoder pairs with ``ctx_model`` (derived from a ``...question_encoder...`` name when
     unset); ``pooling`` applies to shared encoders (DPR uses its pooler output). ``bf16`` and
-    ``device: auto`` use the GPU only when CUDA is available.
+    ``device: auto`` use the GPU only when CUDA is available. Every encoding runs with
+    ``cpu_threads`` torch CPU threads (:func:`models.threads.pinned_torch_threads`).
     """
 
     model: str = Field("packaged:all-MiniLM-L6-v2", min_length=1)
@@ -53,6 +54,10 @@ class DenseConfig(Section):
     top_k: int = Field(100, ge=1)
     bf16: bool = False
     device: str = "auto"
+    cpu_threads: int | None = Field(
+        None, ge=1, description="torch CPU threads of every encoding (passages, questions, "
+        "t-SNE); None: the machine's count (OMP_NUM_THREADS or the CPUs of the process), never "
+        "the caller's setting, so vectors do not depend on what ran before")
 
     @property
     def model_name(self) -> str:

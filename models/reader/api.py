@@ -32,7 +32,7 @@ from models.reader.config import READER_CONFIG_FILE, ReaderConfig, WindowConfig
 from models.reader.data import WindowCollator
 from models.reader.decoding import Prediction, SpanCollector, context_mask, window_top_spans
 from models.reader.features import Example, Featurized, featurize
-from models.threads import torch_threads
+from models.threads import pinned_torch_threads, torch_threads
 from tasks.io.atomic import atomic_dir, write_json
 
 TRAINING_ARGS_FILE = "training_args.json"
@@ -96,11 +96,13 @@ class Reader:
         return featurize(self.tokenizer, examples, self.window, labels=False)
 
     @torch.inference_mode()
-    def predict(self, examples: Sequence[Example], batch_size: int = 64) -> list[Prediction]:
+    def predict(self, examples: Sequence[Example], batch_size: int = 64,
+                cpu_threads: int | None = None) -> list[Prediction]:
         """The best span (and n-best) of each example, in input order.
 
         Windows are sorted by length and padded per batch (little padding); scores are the
-        same whatever the batch size up to floating-point summation order.
+        same whatever the batch size up to floating-point summation order. The model runs with
+        ``cpu_threads`` torch CPU threads (None: the machine's count), never the caller's.
         """
         feats = self.featurize(examples)
         order = sorted(range(len(feats.windows)), key=lambda i: (-len(feats.windows[i]), i))
@@ -108,22 +110,24 @@ class Reader:
         collector = SpanCollector(self.window.n_best)
         autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if self.bf16
                     else contextlib.nullcontext())
-        for begin in range(0, len(order), max(1, batch_size)):
-            windows = [feats.windows[i] for i in order[begin : begin + batch_size]]
-            batch = {k: v.to(self.device) for k, v in collate(windows).items()}
-            with autocast:
-                out = self.model(**batch)
-            mask = context_mask(windows, batch["input_ids"].shape[1]).to(self.device)
-            scores, starts, ends = window_top_spans(out.start_logits, out.end_logits, mask,
-                                                    self.window.n_best,
-                                                    self.window.max_answer_length)
-            collector.add(windows, scores.cpu(), starts.cpu(), ends.cpu())
+        with pinned_torch_threads(cpu_threads):
+            for begin in range(0, len(order), max(1, batch_size)):
+                windows = [feats.windows[i] for i in order[begin : begin + batch_size]]
+                batch = {k: v.to(self.device) for k, v in collate(windows).items()}
+                with autocast:
+                    out = self.model(**batch)
+                mask = context_mask(windows, batch["input_ids"].shape[1]).to(self.device)
+                scores, starts, ends = window_top_spans(out.start_logits, out.end_logits, mask,
+                                                        self.window.n_best,
+                                                        self.window.max_answer_length)
+                collector.add(windows, scores.cpu(), starts.cpu(), ends.cpu())
         return collector.predictions([ex.id for ex in examples],
                                      [ex.context for ex in examples])
 
-    def answers(self, examples: Sequence[Example], batch_size: int = 64) -> dict[str, str]:
+    def answers(self, examples: Sequence[Example], batch_size: int = 64,
+                cpu_threads: int | None = None) -> dict[str, str]:
         """``{question id: answer text}``: the SQuAD predictions format."""
-        return {p.id: p.text for p in self.predict(examples, batch_size)}
+        return {p.id: p.text for p in self.predict(examples, batch_size, cpu_threads)}
 
 
 def load_reader(path: str | Path, device: str | torch.device = "cpu",

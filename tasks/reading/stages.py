@@ -34,10 +34,13 @@ def train_reader_on_squad(train_file: Path, out_dir: Path, config: ReaderConfig,
 
 
 def predict_squad_files(model_dir: str | Path, data_files: Mapping[str, Path], out_dir: Path,
-                        batch_size: int = 64, device: str = "auto") -> dict[str, Path]:
+                        batch_size: int = 64, device: str = "auto",
+                        cpu_threads: int | None = None) -> dict[str, Path]:
     """``{name: SQuAD file}`` -> ``out_dir/<name>.json`` predictions ``{id: answer}`` (atomic).
 
-    ``model_dir`` is a reader checkpoint or any HF QA model (resolved like ``config.model``).
+    ``model_dir`` is a reader checkpoint or any HF QA model (resolved like ``config.model``);
+    it runs with ``cpu_threads`` torch CPU threads (None: the machine's count, never the
+    caller's setting).
     """
     import torch
 
@@ -50,7 +53,7 @@ def predict_squad_files(model_dir: str | Path, data_files: Mapping[str, Path], o
     for name, path in data_files.items():
         questions = list(read_squad(path).questions())
         written[name] = write_predictions(Path(out_dir) / f"{name}.json",
-                                          reader.answers(questions, batch_size))
+                                          reader.answers(questions, batch_size, cpu_threads))
     return written
 
 

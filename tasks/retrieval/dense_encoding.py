@@ -40,10 +40,12 @@ def plan_passage_shards(passages_tsv: Path, shard_size: int) -> list[tuple[int, 
 
 def encode_passage_shard(passages_tsv: Path, start: int, end: int,
                          shard: tuple[Path, Path], spec: EncoderSpec, batch_size: int = 64,
-                         device: str = "auto", bf16: bool = False) -> dict:
-    """Encode one shard of passages (``shard`` = its vectors and ids files, the outputs)."""
+                         device: str = "auto", bf16: bool = False,
+                         cpu_threads: int | None = None) -> dict:
+    """Encode one shard of passages (``shard`` = its vectors and ids files, the outputs) with
+    ``cpu_threads`` torch CPU threads (None: the machine's count)."""
     return encode_shard(passages_tsv, start, end, shard[0], spec, batch_size=batch_size,
-                        device=device, bf16=bf16)
+                        device=device, bf16=bf16, cpu_threads=cpu_threads)
 
 
 def encode_all_shards(passages_tsv: Path, shards_dir: Path, spec: EncoderSpec,
@@ -58,7 +60,8 @@ def encode_all_shards(passages_tsv: Path, shards_dir: Path, spec: EncoderSpec,
     return submit_in_waves(
         lambda number, shard: encode_passage_shard_task.submit(
             passages_tsv, *shard, shard_files(shards_dir, number), spec,
-            batch_size=cfg.batch_size, device=cfg.device, bf16=cfg.bf16),
+            batch_size=cfg.batch_size, device=cfg.device, bf16=cfg.bf16,
+            cpu_threads=cfg.cpu_threads),
         plan, concurrency or cfg.concurrent_shards)
 
 
@@ -79,12 +82,12 @@ def run_tag(prefix: str, name: str) -> str:
 
 def retrieve_dense(index_dir: Path, queries: Path, run_path: Path, spec: EncoderSpec,
                    k: int = 100, batch_size: int = 64, device: str = "auto",
-                   bf16: bool = False) -> Path:
-    """Encode every question of a query-set file and write its top-``k`` passages as one
-    TREC run."""
+                   bf16: bool = False, cpu_threads: int | None = None) -> Path:
+    """Encode every question of a query-set file (``cpu_threads`` torch CPU threads, None: the
+    machine's count) and write its top-``k`` passages as one TREC run."""
     query_set = read_query_set(queries)
     embeddings = encode_questions(spec, query_set.texts, query_set.qids, batch_size=batch_size,
-                                  device=device, bf16=bf16)
+                                  device=device, bf16=bf16, cpu_threads=cpu_threads)
     write_trec_run(run_path, dense_search(index_dir, embeddings, k),
                    tag=run_tag("dense", spec.name))
     return run_path

@@ -156,8 +156,10 @@ def _remove_stale_temporaries(shard: Path) -> None:
 
 def encode_shard(passages_tsv: Path, start: int, end: int, shard_path: Path,
                  spec: EncoderSpec, batch_size: int = 64, device: str = "auto",
-                 bf16: bool = False, progress: bool = False) -> dict:
-    """Encode passages ``start..end`` of ``passages_tsv`` into ``shard_path`` (+ ids file).
+                 bf16: bool = False, progress: bool = False,
+                 cpu_threads: int | None = None) -> dict:
+    """Encode passages ``start..end`` of ``passages_tsv`` into ``shard_path`` (+ ids file)
+    with ``cpu_threads`` torch CPU threads (None: the machine's count).
 
     A finished shard of the same rows, model and passage file is kept as it is (returned
     without encoding). Returns the shard's record (:func:`shard_record`).
@@ -174,7 +176,8 @@ def encode_shard(passages_tsv: Path, start: int, end: int, shard_path: Path,
     passages = read_passage_range(passages_tsv, start, end)
     encoder = load_encoder(spec, device)
     vectors = encoder.encode_passages([p.title for p in passages], [p.text for p in passages],
-                                      batch_size=batch_size, bf16=bf16, progress=progress)
+                                      batch_size=batch_size, bf16=bf16, progress=progress,
+                                      cpu_threads=cpu_threads)
     record = write_shard(shard, vectors, [p.id for p in passages], {
         "start": start, "end": end, "model": spec.name,
         "model_fingerprint": spec.fingerprint, "passages": str(passages_tsv),
@@ -186,10 +189,12 @@ def encode_shard(passages_tsv: Path, start: int, end: int, shard_path: Path,
 
 
 def encode_shards(passages_tsv: Path, shards_dir: Path, spec: EncoderSpec, shard_size: int,
-                  batch_size: int = 64, device: str = "auto", bf16: bool = False) -> list[dict]:
+                  batch_size: int = 64, device: str = "auto", bf16: bool = False,
+                  cpu_threads: int | None = None) -> list[dict]:
     """Encode every shard of the plan in order in this process (resumes finished ones)."""
     return [encode_shard(passages_tsv, start, end, shard_path(shards_dir, number), spec,
-                         batch_size=batch_size, device=device, bf16=bf16)
+                         batch_size=batch_size, device=device, bf16=bf16,
+                         cpu_threads=cpu_threads)
             for number, (start, end) in enumerate(plan_shards(passages_tsv, shard_size))]
 
 

@@ -58,19 +58,23 @@ class LoadedEncoder:
     device: Any
 
     def encode_questions(self, texts: Sequence[str], batch_size: int = 64, bf16: bool = False,
-                         progress: bool = False) -> np.ndarray:
-        """Question vectors, float32 ``(len(texts), dim)``."""
+                         progress: bool = False, cpu_threads: int | None = None) -> np.ndarray:
+        """Question vectors, float32 ``(len(texts), dim)`` (``cpu_threads``: torch CPU threads
+        of the model, None: the machine's count; never the caller's)."""
         return encode_texts(self.question_model, self.question_tokenizer, texts, batch_size,
                             self.spec.max_length, self.spec.pooling, self.device, progress,
-                            normalize=self.spec.normalize, bf16=bf16, label="encode questions")
+                            normalize=self.spec.normalize, bf16=bf16, label="encode questions",
+                            cpu_threads=cpu_threads)
 
     def encode_passages(self, titles: Sequence[str], texts: Sequence[str], batch_size: int = 64,
-                        bf16: bool = False, progress: bool = False) -> np.ndarray:
-        """Passage vectors (title + [SEP] + text), float32 ``(len(texts), dim)``."""
+                        bf16: bool = False, progress: bool = False,
+                        cpu_threads: int | None = None) -> np.ndarray:
+        """Passage vectors (title + [SEP] + text), float32 ``(len(texts), dim)``
+        (``cpu_threads`` as :meth:`encode_questions`)."""
         return encode_texts(self.ctx_model, self.ctx_tokenizer, texts, batch_size,
                             self.spec.max_length, self.spec.pooling, self.device, progress,
                             titles=titles, normalize=self.spec.normalize, bf16=bf16,
-                            label="encode passages")
+                            label="encode passages", cpu_threads=cpu_threads)
 
 
 _LOAD_LOCK = threading.Lock()
@@ -127,11 +131,12 @@ def load_shared_model(model_dir: str | Path) -> tuple[Any, Any]:
 
 def encode_questions(spec: EncoderSpec, texts: Sequence[str], qids: Sequence[str],
                      batch_size: int = 64, device: str = "auto", bf16: bool = False,
-                     progress: bool = False) -> Embeddings:
-    """Question :class:`Embeddings` of ``texts`` with the question encoder of ``spec``."""
+                     progress: bool = False, cpu_threads: int | None = None) -> Embeddings:
+    """Question :class:`Embeddings` of ``texts`` with the question encoder of ``spec``
+    (``cpu_threads``: see :meth:`LoadedEncoder.encode_questions`)."""
     if len(texts) != len(qids):
         raise ValueError(f"{len(texts)} questions but {len(qids)} qids")
     encoder = load_encoder(spec, device)
     vectors = encoder.encode_questions(texts, batch_size=batch_size, bf16=bf16,
-                                       progress=progress)
+                                       progress=progress, cpu_threads=cpu_threads)
     return Embeddings(vectors, list(qids), spec.name, spec.fingerprint)

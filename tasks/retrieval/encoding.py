@@ -16,6 +16,10 @@ fast tokenizer's own thread pool is switched on for the duration of the call
 (``TOKENIZERS_PARALLELISM``, off elsewhere: processes forked after it was used would warn and
 deadlock-guard). On CPU the default is no producer thread (it would take cores from the model);
 ``prefetch`` forces either path, and both give identical vectors.
+
+The model runs with a fixed number of torch CPU threads (``cpu_threads``; ``None``: the
+machine's count, :func:`models.threads.machine_cpu_threads`), never with whatever count the
+calling process had set: vectors must not depend on what ran before in the process.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from models.threads import pinned_torch_threads
 from tasks.retrieval.encoder_spec import Pooling
 
 #: Texts tokenised and length-sorted together (bounds the memory of token lists).
@@ -88,14 +93,17 @@ def encode_texts(model: Any, tokenizer: Any, texts: Sequence[str], batch_size: i
                  max_length: int = 256, pooling: Pooling = "mean", device: Any = "cpu",
                  progress: bool = False, *, titles: Sequence[str] | None = None,
                  normalize: bool = False, bf16: bool = False, sort_by_length: bool = True,
-                 label: str = "encode", prefetch: int | None = None) -> np.ndarray:
+                 label: str = "encode", prefetch: int | None = None,
+                 cpu_threads: int | None = None) -> np.ndarray:
     """Encode ``texts`` (with ``titles`` as the first segment when given) into float32 vectors.
 
     Texts are tokenised once per window of :data:`SORT_WINDOW`, sorted by token length (longest
     first) and encoded in batches padded to their own longest text; each vector is written back
     to its text's row, so the order of the output is the order of ``texts``. ``prefetch``
     batches are tokenised ahead by a producer thread (default: :data:`CUDA_PREFETCH` on CUDA,
-    0 = inline on CPU); the vectors do not depend on it.
+    0 = inline on CPU); the vectors do not depend on it. The model runs with ``cpu_threads``
+    torch CPU threads (``None``: :func:`models.threads.machine_cpu_threads`), the caller's
+    count restored afterwards.
     """
     import torch
 
@@ -112,7 +120,7 @@ def encode_texts(model: Any, tokenizer: Any, texts: Sequence[str], batch_size: i
 
     with Progress(disable=not progress, transient=True) as bar, \
             _tokenizer_parallelism(cuda), _prefetched(batches, ahead) as ready, \
-            torch.inference_mode(), _autocast(device, bf16):
+            pinned_torch_threads(cpu_threads), torch.inference_mode(), _autocast(device, bf16):
         job = bar.add_task(label, total=n)
         for rows, input_ids, mask in ready:
             vectors = _pool(model, input_ids.to(device, non_blocking=cuda),

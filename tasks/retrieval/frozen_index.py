@@ -44,9 +44,11 @@ def check_frozen_passage_encoder(spec: EncoderSpec, index_spec: EncoderSpec) -> 
 
 def retrieve_frozen_index(index_dir: Path, queries: Path, run_path: Path, spec: EncoderSpec,
                           index_spec: EncoderSpec, k: int = 100, batch_size: int = 64,
-                          device: str = "auto", bf16: bool = False) -> Path:
-    """Encode a query-set file's questions with ``spec`` and search ``index_dir`` (built with
-    ``index_spec``) -> one TREC run; an error unless the passage encoders are identical."""
+                          device: str = "auto", bf16: bool = False,
+                          cpu_threads: int | None = None) -> Path:
+    """Encode a query-set file's questions with ``spec`` (``cpu_threads`` torch CPU threads,
+    None: the machine's count) and search ``index_dir`` (built with ``index_spec``) -> one
+    TREC run; an error unless the passage encoders are identical."""
     check_frozen_passage_encoder(spec, index_spec)
     manifest = read_index_manifest(index_dir)
     if manifest["model_fingerprint"] != index_spec.fingerprint:
@@ -54,7 +56,7 @@ def retrieve_frozen_index(index_dir: Path, queries: Path, run_path: Path, spec: 
                          f"{manifest['model_fingerprint'][:12]}, not {index_spec.describe()}")
     query_set = read_query_set(queries)
     encoded = encode_questions(spec, query_set.texts, query_set.qids, batch_size=batch_size,
-                               device=device, bf16=bf16)
+                               device=device, bf16=bf16, cpu_threads=cpu_threads)
     searchable = Embeddings(encoded.vectors, encoded.ids, index_spec.name,
                             index_spec.fingerprint)
     write_trec_run(run_path, dense_search(index_dir, searchable, k),

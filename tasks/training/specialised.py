@@ -136,13 +136,14 @@ class SharedPassageIndex:
         self._checked.add(spec.fingerprint)
 
     def search(self, spec: Any, query_set: QuerySet, k: int, batch_size: int = 64,
-               device: str = "auto") -> Run:
-        """Top-``k`` passages of every question of ``query_set`` encoded by ``spec``."""
+               device: str = "auto", cpu_threads: int | None = None) -> Run:
+        """Top-``k`` passages of every question of ``query_set`` encoded by ``spec`` (with
+        ``cpu_threads`` torch CPU threads; None: the machine's count)."""
         from tasks.retrieval.encoders import Embeddings, load_encoder
 
         self.check_question_encoder(spec)
-        vectors = load_encoder(spec, device).encode_questions(query_set.texts,
-                                                              batch_size=batch_size)
+        vectors = load_encoder(spec, device).encode_questions(
+            query_set.texts, batch_size=batch_size, cpu_threads=cpu_threads)
         embeddings = Embeddings(vectors, query_set.qids, spec.name, self.base.fingerprint)
         self.searches.append(spec.name)
         return self.index.search_run(embeddings, k)
@@ -174,18 +175,20 @@ def _macro(rows: Sequence[Mapping[str, float]], ks: Sequence[int]) -> dict[str, 
 def evaluate_question_encoders(index: SharedPassageIndex, specialised: Mapping[str, Any],
                                test: QuerySet, passages_tsv: Path, ks: Sequence[int],
                                k: int, mode: HasAnswerMode = DEFAULT_MODE,
-                               batch_size: int = 64, device: str = "auto") -> dict[str, Any]:
+                               batch_size: int = 64, device: str = "auto",
+                               cpu_threads: int | None = None) -> dict[str, Any]:
     """The shared question encoder (``index.base``) on every relation of ``test`` and the
     specialised encoder of each relation in ``specialised`` (``{relation: spec}``) on its
     own relation, all over ``index``; top-k in percent per relation and the macro averages
     (``macro``: over the specialised relations, both encoders; ``shared_macro_all``: the
-    shared encoder over every relation of ``test``)."""
+    shared encoder over every relation of ``test``). Questions are encoded with
+    ``cpu_threads`` torch CPU threads (None: the machine's count)."""
     depth = max(max(ks), k)
     runs: dict[tuple[str, str], Run] = {}
-    shared_run = index.search(index.base, test, depth, batch_size, device)
+    shared_run = index.search(index.base, test, depth, batch_size, device, cpu_threads)
     for relation, spec in specialised.items():
         runs[(SPECIALISED, relation)] = index.search(spec, _subset(test, [relation]), depth,
-                                                     batch_size, device)
+                                                     batch_size, device, cpu_threads)
     wanted = {pid for run in [shared_run, *runs.values()] for hits in run.values()
               for pid, _ in hits}
     passages = passages_by_id(passages_tsv, wanted)

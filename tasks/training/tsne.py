@@ -62,10 +62,11 @@ def silhouette(vectors: np.ndarray, labels: Sequence[str]) -> float:
 def tsne_figure(sets: Mapping[str, Path], encoders: Mapping[str, EncoderSpec],
                 png_path: Path, summary_path: Path, passages_per_set: int = 200,
                 perplexity: float = 30.0, seed: int = 0, batch_size: int = 64,
-                device: str = "auto") -> dict[str, Any]:
+                device: str = "auto", cpu_threads: int | None = None) -> dict[str, Any]:
     """Embed the positives of each set (``{label: DPR file}``) with each encoder's passage side
-    (``{panel: spec}``), t-SNE them, write the PNG (+ CSV next to it) and a summary JSON;
-    return the summary (passages per set, silhouette per panel)."""
+    (``{panel: spec}``; ``cpu_threads`` torch CPU threads, None: the machine's count), t-SNE
+    them, write the PNG (+ CSV next to it) and a summary JSON; return the summary (passages
+    per set, silhouette per panel)."""
     labels: list[str] = []
     titles: list[str] = []
     texts: list[str] = []
@@ -82,7 +83,8 @@ def tsne_figure(sets: Mapping[str, Path], encoders: Mapping[str, EncoderSpec],
     panels, scores = {}, {}
     for panel, spec in encoders.items():
         vectors = load_encoder(spec, device).encode_passages(titles, texts,
-                                                             batch_size=batch_size)
+                                                             batch_size=batch_size,
+                                                             cpu_threads=cpu_threads)
         panels[panel] = (tsne_points(vectors, perplexity, seed), labels)
         scores[panel] = silhouette(vectors, labels)
     write_embedding_scatter(panels, png_path, title="Positive passages, t-SNE of the passage "

@@ -23,3 +23,20 @@ def test_none_leaves_the_setting_alone():
     with torch_threads(None):
         assert torch.get_num_threads() == before
     assert torch.get_num_threads() == before
+
+
+def test_machine_count_ignores_the_callers_setting(monkeypatch):
+    from models.threads import machine_cpu_threads, pinned_torch_threads
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert machine_cpu_threads() == 3
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    machine = machine_cpu_threads()
+    assert machine >= 1
+    before = torch.get_num_threads()
+    for caller in (1, machine + 1):
+        with torch_threads(caller), pinned_torch_threads(None):
+            assert torch.get_num_threads() == machine
+        with torch_threads(caller), pinned_torch_threads(2):
+            assert torch.get_num_threads() == 2
+    assert torch.get_num_threads() == before
