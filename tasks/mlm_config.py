@@ -33,7 +33,8 @@ class MlmConfig(BaseModel):
     weight_decay: float = Field(0.01, ge=0.0)
     warmup_steps: int = Field(100, ge=0)
     seed: int = 17
-    cpu_threads: int | None = Field(None, ge=1)
+    cpu_threads: int | None = Field(None, ge=1, description="torch CPU threads (None: the "
+                                    "machine's count, never the caller's setting)")
     log_every_n_steps: int = Field(25, ge=1)
     accelerator: Literal["auto", "cpu", "gpu", "cuda"] = "auto"
     precision: Literal["auto", "32-true", "bf16-mixed"] = "auto"

@@ -53,7 +53,8 @@ class RetrieverTrainConfig(BaseModel):
     grad_clip: float | None = Field(2.0, gt=0.0, description="max gradient norm")
     seed: int = 12345
     num_workers: int = Field(0, ge=0)
-    cpu_threads: int | None = Field(None, ge=1, description="torch CPU threads (None: as is)")
+    cpu_threads: int | None = Field(None, ge=1, description="torch CPU threads (None: the "
+                                    "machine's count, never the caller's setting)")
     log_every_n_steps: int = Field(10, ge=1)
     checkpoint_every_n_steps: int = Field(200, ge=1, description="Lightning checkpoint (resume)")
     # hardware

@@ -15,7 +15,7 @@ from torch.utils.data import DataLoader
 
 from models.mlm.config import MlmConfig
 from models.retriever.module import linear_schedule
-from models.threads import torch_threads
+from models.threads import pinned_torch_threads
 from tasks.io.atomic import atomic_dir, write_json
 
 TRAINER_STATE_FILE = "trainer_state.json"
@@ -120,7 +120,7 @@ def pretrain_mlm(pairs: Sequence[tuple[str, str]], config: MlmConfig | Mapping[s
     if precision == "auto":
         precision = "bf16-mixed" if cuda and torch.cuda.is_bf16_supported() else "32-true"
     started = time.time()
-    with torch_threads(config.cpu_threads):
+    with pinned_torch_threads(config.cpu_threads):  # weights must not depend on the caller
         trainer = pl.Trainer(accelerator=config.accelerator, devices=1, precision=precision,
                              max_steps=config.max_steps, max_epochs=-1, logger=False,
                              enable_checkpointing=False, enable_progress_bar=False,

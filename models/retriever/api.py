@@ -31,7 +31,7 @@ from models.retriever.export import (
     check_dpr_convertible,
     save_biencoder,
 )
-from models.threads import torch_threads
+from models.threads import pinned_torch_threads
 from tasks.io.atomic import atomic_dir, file_fingerprint, write_json
 
 RUN_FILE = "run.json"
@@ -165,7 +165,7 @@ def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
     data = RetrieverDataModule(train, val, tokenizer, config.batch_size, config.max_length,
                                config.seed, config.num_workers)
     started = time.time()
-    with torch_threads(config.cpu_threads):
+    with pinned_torch_threads(config.cpu_threads):  # weights must not depend on the caller
         trainer = build_trainer(config, checkpoint_dir, bool(val))
         trainer.fit(module, datamodule=data, ckpt_path=str(resume) if resume else None)
     seconds = time.time() - started
