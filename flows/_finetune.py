@@ -1,15 +1,21 @@
-"""Fine-tune a registered DPR pair and run it on query sets through the retrieval core.
+"""Fine-tune a saved DPR pair and run it on query sets through the retrieval core.
 
-:func:`finetune_and_evaluate` is the unit of the retriever experiments (and of any table that
-fine-tunes from a baseline): the cached fine-tune (:func:`tasks.training.finetune.finetune`)
--> the new pair as a registry :class:`~tasks.retrieval.retrievers.DenseRetriever` -> its runs:
+:func:`finetune_pair` is the one fine-tune step of the retriever experiments (Tables 2-3) and
+of the specialised question encoders (Table 4): the cached fine-tune
+(:func:`tasks.training.finetune.finetune`) of a saved pair with a freeze mode -> with ``freeze:
+onlyQ`` the passage encoder checked bit-identical to the start pair's -> the new pair as a
+registry :class:`~tasks.retrieval.retrievers.DenseRetriever` (:func:`pair_retriever`).
 
-- ``freeze: onlyQ`` (passage encoder frozen, saved bit-identical): the baseline's passage
-  index is searched with the new question encoder
+:func:`finetune_and_evaluate` (Tables 2-3) then runs it on query-set files as TREC runs:
+
+- ``freeze: onlyQ``: the baseline's passage index is searched with the new question encoder
   (:func:`tasks.retrieval.frozen_index.retrieve_frozen_index`), nothing is re-encoded;
 - otherwise the passages are encoded again by the retrieval core
   (:func:`flows._retrieve.prepare_indexes`: shards on the task runner -> FAISS) and searched
   (:func:`flows._retrieve.run`).
+
+Table 4 searches one opened passage index with many question encoders instead
+(:class:`tasks.training.specialised.SharedPassageIndex`, ``flows/specialised_encoders.py``).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from tasks.retrieval.retrievers import (
     trained_encoder_config,
 )
 from tasks.retriever_config import RetrieverTrainConfig
-from tasks.training.finetune import finetune_task
+from tasks.training.finetune import check_passage_encoder_identical, finetune_task
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,16 @@ class Baseline:
     retriever: DenseRetriever
     model_dir: Path
     index: DenseIndexRef
+
+
+@dataclass(frozen=True)
+class FineTuned:
+    """A fine-tuned pair: its registry retriever, the fine-tune summary and, for ``freeze:
+    onlyQ``, how many passage-encoder tensors were checked bit-identical (else None)."""
+
+    retriever: DenseRetriever
+    summary: dict[str, Any]
+    passage_tensors_compared: int | None
 
 
 def baseline_of(retriever: DenseRetriever, index: DenseIndexRef) -> Baseline:
@@ -55,11 +71,30 @@ def baseline_of(retriever: DenseRetriever, index: DenseIndexRef) -> Baseline:
     return Baseline(retriever, question.parent, index)
 
 
-def finetuned_retriever(name: str, model_dir: Path, dense: DenseConfig) -> DenseRetriever:
-    """A fine-tuned pair as a registry retriever (``retrieval.dense`` settings, DPR's raw dot
-    product)."""
+def pair_retriever(name: str, model_dir: Path, dense: DenseConfig) -> DenseRetriever:
+    """A saved pair (trained or fine-tuned) as a registry retriever named ``name``
+    (``retrieval.dense`` settings: batching, length, index, threads; DPR's raw dot product)."""
     named = trained_encoder_config(NamedDenseConfig(model=f"{TRAINED_PREFIX}{name}"), model_dir)
     return DenseRetriever(dense_config(dense, named), name=name, title=name)
+
+
+def finetune_pair(name: str, train_sets: Mapping[str, Sequence[Path]],
+                  config: RetrieverTrainConfig, pair_dir: Path, out_dir: Path,
+                  checkpoint_dir: Path, dense: DenseConfig,
+                  max_questions: Mapping[str, int | None] | None = None) -> FineTuned:
+    """Fine-tune the pair saved at ``pair_dir`` on ``train_sets`` (``config.freeze``: full /
+    onlyQ / onlyP) into ``out_dir``, resumable from ``checkpoint_dir`` (cached); with onlyQ,
+    raise unless the saved passage encoder equals ``pair_dir``'s bit for bit. Returns the new
+    pair as the retriever ``name``."""
+    summary = finetune_task(dict(train_sets), Path(pair_dir), Path(out_dir), str(checkpoint_dir),
+                            config, dict(max_questions or {}))
+    compared = None
+    if config.freeze == "onlyQ":
+        from models.retriever.export import CTX_DIR
+
+        compared = check_passage_encoder_identical(Path(pair_dir) / CTX_DIR,
+                                                   Path(out_dir) / CTX_DIR)
+    return FineTuned(pair_retriever(name, Path(out_dir), dense), summary, compared)
 
 
 def finetune_and_evaluate(name: str, train_sets: Mapping[str, Sequence[Path]],
@@ -69,12 +104,13 @@ def finetune_and_evaluate(name: str, train_sets: Mapping[str, Sequence[Path]],
                           orchestration: OrchestrationConfig,
                           max_questions: Mapping[str, int | None] | None = None,
                           ) -> tuple[dict[str, Any], dict[Path, Path]]:
-    """Fine-tune ``baseline`` on ``train_sets`` into ``out_dir`` and run the result on each
-    query-set file; returns the fine-tune summary and ``{query file: TREC run}``
-    (``run_path(query file)`` says where each run goes)."""
-    summary = finetune_task(dict(train_sets), baseline.model_dir, out_dir, str(checkpoint_dir),
-                            config, dict(max_questions or {}))
-    retriever = finetuned_retriever(name, out_dir, baseline.retriever.config)
+    """Fine-tune ``baseline`` on ``train_sets`` into ``out_dir`` (:func:`finetune_pair`) and
+    run the result on each query-set file; returns the fine-tune summary and ``{query file:
+    TREC run}`` (``run_path(query file)`` says where each run goes)."""
+    tuned = finetune_pair(name, train_sets, config, pair_dir=baseline.model_dir, out_dir=out_dir,
+                          checkpoint_dir=checkpoint_dir, dense=baseline.retriever.config,
+                          max_questions=max_questions)
+    summary, retriever = tuned.summary, tuned.retriever
     runs: dict[Path, Path] = {}
     if config.freeze == "onlyQ":
         cfg, spec = retriever.config, retriever.encoder()

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from prefect import flow
 
-from flows._finetune import Baseline, baseline_of, finetune_and_evaluate
+from flows._finetune import Baseline, baseline_of, finetune_and_evaluate, pair_retriever
 from flows._params import resolve
 from flows._retrieve import collect_passages, prepare_indexes, run, save_query_set
 from flows.retrieval import passage_collection
@@ -105,13 +105,11 @@ def figure2(params: Params, layout: Layout, baseline: Baseline,
     job = status.get(after.name, {"status": "not planned"})
     if job["status"] != "ran":
         return {"status": f"{after.name}: {job['status']}"}
-    from flows._finetune import finetuned_retriever
-
     split_file = params.raw_path("nq_dev" if cfg.split == "dev" else "nq_train")
     sets = {"NQ-style": split_file,
             cfg.relation: layout.eq_dpr / main_file(cfg.relation, cfg.split)}
     encoders = {f"before: {baseline.retriever.name}": baseline.index.spec,
-                f"after: fine-tuned on {cfg.relation}": finetuned_retriever(
+                f"after: fine-tuned on {cfg.relation}": pair_retriever(
                     after.name, after, baseline.retriever.config).encoder()}
     png = layout.experiment_tsne_plot
     summary = tsne_figure_task(sets, encoders, png, layout.experiment_results / "tsne.json",

@@ -11,10 +11,11 @@ For each passage encoder of ``specialised_encoders.passage_encoders``:
 
 its passages are encoded into one FAISS index (the retrieval flow's ``dpr-nq`` index is reused
 when it was built by the same encoder), then per relation with training questions a question
-encoder is fine-tuned from the pair with ``freeze: onlyQ`` (its passage encoder checked
-bit-identical), and the shared question encoder (the pair's own) and the specialised ones are
-evaluated over that index: top-k per relation + macro, and the index memory saved against one
-index per relation. Relations without training questions are rows saying so.
+encoder is fine-tuned from the pair with ``freeze: onlyQ`` by the fine-tune step of Tables 2-3
+(:func:`flows._finetune.finetune_pair`: its passage encoder checked bit-identical), and the
+shared question encoder (the pair's own) and the specialised ones are evaluated over that
+index: top-k per relation + macro, and the index memory saved against one index per relation.
+Relations without training questions are rows saying so.
 -> ``metrics/specialised_encoders.json``, ``reports/specialised_encoders.md``.
 """
 
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from prefect import flow
 
+from flows._finetune import finetune_pair, pair_retriever
 from flows._params import resolve
 from flows._retrieve import Collection, prepare_indexes
 from tasks.config import Params
@@ -33,25 +35,16 @@ from tasks.layout import Layout
 from tasks.reporting.specialised_report import write_specialised_report
 from tasks.retrieval.faiss_index import read_index_manifest
 from tasks.retrieval.query_sets import QuerySet, eq_split
-from tasks.retrieval.retrievers import DenseRetriever, dense_config, trained_encoder_config
-from tasks.retrieval_config import NamedDenseConfig
+from tasks.retrieval.retrievers import DenseRetriever
 from tasks.training.finetune import finetune_config
 from tasks.training.paq_like import generate_paq_like_task
 from tasks.training.specialised import (
     SharedPassageIndex,
-    check_passage_encoder_identical,
     evaluate_question_encoders,
     index_memory,
     plan_relations,
 )
 from tasks.training.stages import train_dpr_task
-
-
-def pair_retriever(params: Params, name: str, model_dir: Path) -> DenseRetriever:
-    """The saved pair at ``model_dir`` as a dense retriever named ``name`` (the retrieval
-    config's batching, length and index settings)."""
-    named = trained_encoder_config(NamedDenseConfig(model=f"trained:{name}"), model_dir)
-    return DenseRetriever(dense_config(params.retrieval.dense, named), name=name)
 
 
 def paq_passage_encoder(params: Params, layout: Layout) -> tuple[Path, dict]:
@@ -97,21 +90,21 @@ def shared_index(params: Params, layout: Layout, retriever: DenseRetriever) -> S
 def specialise(params: Params, layout: Layout, name: str, pair_dir: Path, plans: list,
                test: QuerySet) -> dict:
     """One passage encoder: its index, a question encoder per ready relation, evaluation."""
-    retriever = pair_retriever(params, name, pair_dir)
-    index = shared_index(params, layout, retriever)
     cfg, dense = params.specialised_encoders, params.retrieval.dense
+    index = shared_index(params, layout, pair_retriever(name, pair_dir, dense))
     config = finetune_config(params.retriever_training.dpr, cfg.finetune, "onlyQ")
     specs, finetune = {}, {}
     for plan in (p for p in plans if p.ready):
-        out = layout.specialised_root / "models" / name / plan.relation
-        stats = train_dpr_task([plan.train_file], [], pair_dir, out,
-                               str(params.paths.state / "checkpoints" / "specialised" / name
-                                   / plan.relation), config, cfg.finetune.max_train_questions)
-        tensors = check_passage_encoder_identical(pair_dir / "ctx_encoder", out / "ctx_encoder")
-        specs[plan.relation] = pair_retriever(params, f"{name}-{plan.relation.lower()}",
-                                              out).encoder()
+        tuned = finetune_pair(
+            f"{name}-{plan.relation.lower()}", {plan.relation: [plan.train_file]}, config,
+            pair_dir=pair_dir, out_dir=layout.specialised_root / "models" / name / plan.relation,
+            checkpoint_dir=(params.paths.state / "checkpoints" / "specialised" / name
+                            / plan.relation),
+            dense=dense, max_questions={plan.relation: cfg.finetune.max_train_questions})
+        stats = tuned.summary
+        specs[plan.relation] = tuned.retriever.encoder()
         finetune[plan.relation] = {**stats, "passage_encoder_identical": True,
-                                   "passage_tensors_compared": tensors}
+                                   "passage_tensors_compared": tuned.passage_tensors_compared}
         print(f"{name} / {plan.relation}: {stats['global_step']} steps on "
               f"{stats['train_questions']} questions, final loss {stats['final_train_loss']}")
     result = evaluate_question_encoders(

@@ -26,7 +26,9 @@ class FineTuneConfig(Section):
     batch_size: int | None = Field(None, ge=1)
     lr: float | None = Field(None, gt=0.0)
     warmup_steps: int | None = Field(None, ge=0)
-    max_train_questions: int | None = Field(None, ge=1, description="first N (None: all)")
+    max_train_questions: int | None = Field(
+        None, ge=1, description="at most N training questions (None: all): a seeded sample in "
+        "the per-relation fine-tunes (as Tables 2-3), the first N for the dpr-paq training")
 
 
 class PaqLikeConfig(Section):

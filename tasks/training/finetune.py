@@ -15,8 +15,10 @@ summary = finetune({"P19": [dpr_file]}, layout.trained_retriever("dpr-nq"), out_
 training sets (``{"P19": [...], "nq": [...]}``: multi-task = two sets) and saves the pair like
 the train-retriever flow does, so :func:`tasks.training.retriever.encoder_spec` evaluates it.
 With ``freeze="onlyQ"`` the passage encoder is saved bit-identical, so the baseline's passage
-index stays valid: :func:`tasks.retrieval.frozen_index.retrieve_frozen_index` searches it with
-the new question encoder. :func:`finetune_task` is the cached Prefect task.
+index stays valid (:func:`check_passage_encoder_identical` proves it tensor by tensor):
+:func:`tasks.retrieval.frozen_index.retrieve_frozen_index` searches it with the new question
+encoder. :func:`finetune_task` is the cached Prefect task; ``flows._finetune.finetune_pair``
+is the one fine-tune step of Tables 2-4.
 """
 
 from __future__ import annotations
@@ -132,6 +134,37 @@ def finetune(train_sets: Mapping[str, Sequence[Path]], init_model: Path, out_dir
     keys = ("global_step", "epochs", "final_train_loss")
     return {**{k: state[k] for k in keys if k in state}, "freeze": config.freeze,
             "train_questions": len(samples), "sources": counts}
+
+
+def encoder_tensors(model_dir: Path) -> dict[str, Any]:
+    """Every tensor of a saved model directory's ``*.safetensors`` files (numpy arrays)."""
+    from safetensors.numpy import load_file
+
+    files = sorted(Path(model_dir).glob("*.safetensors"))
+    if not files:
+        raise FileNotFoundError(f"{model_dir}: no *.safetensors weights")
+    tensors: dict[str, Any] = {}
+    for path in files:
+        tensors.update(load_file(str(path)))
+    return tensors
+
+
+def check_passage_encoder_identical(base_ctx_dir: Path, tuned_ctx_dir: Path) -> int:
+    """Raise unless every tensor of ``tuned_ctx_dir`` equals ``base_ctx_dir``'s bit for bit
+    (same names, dtypes, shapes and bytes); return the number of tensors compared."""
+    base, tuned = encoder_tensors(base_ctx_dir), encoder_tensors(tuned_ctx_dir)
+    if set(base) != set(tuned):
+        raise ValueError(f"{tuned_ctx_dir}: passage encoder tensors "
+                         f"{sorted(set(base) ^ set(tuned))[:5]} differ in name from "
+                         f"{base_ctx_dir}")
+    for name, array in base.items():
+        other = tuned[name]
+        if (array.dtype != other.dtype or array.shape != other.shape
+                or array.tobytes() != other.tobytes()):
+            raise ValueError(f"{tuned_ctx_dir}: passage encoder tensor {name!r} differs from "
+                             f"{base_ctx_dir} (was it trained with freeze onlyQ?): the shared "
+                             "passage index would be stale")
+    return len(base)
 
 
 finetune_task = artifact_task(finetune, outputs=("out_dir",), name="fine-tune DPR pair")

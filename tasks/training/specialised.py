@@ -1,15 +1,16 @@
 """Specialised question encoders over one shared passage index (EntityQuestions Table 4).
 
-A minimal fine-tune-and-evaluate loop over the existing pieces: :func:`tasks.training.retriever
-.train_dpr` (one question encoder per relation, ``freeze: onlyQ`` from the passage encoder's
-bi-encoder, so the passage side stays bit-identical) and the dense retrieval core (one FAISS
-index per passage encoder, opened once by :class:`SharedPassageIndex` and searched by every
-question encoder; :func:`tasks.retrieval.core.evaluate` scores the runs).
+The evaluation half of Table 4. The question encoders are fine-tuned as every other fine-tune
+of the study (``flows._finetune.finetune_pair``: one per relation, ``freeze: onlyQ`` from the
+passage encoder's bi-encoder, so the passage side stays bit-identical); here they are searched
+over one FAISS index per passage encoder, opened once by :class:`SharedPassageIndex`
+(:func:`tasks.retrieval.core.evaluate` scores the runs).
 
 - :func:`plan_relations`: which relations can be specialised (a train file with questions and
   test questions); the others are kept as rows saying why they did not run;
-- :func:`check_passage_encoder_identical`: every tensor of a fine-tuned pair's passage encoder
-  equals the start pair's, bit for bit (else the shared index would be stale);
+- :func:`check_passage_encoder_identical` (:mod:`tasks.training.finetune`): every tensor of a
+  fine-tuned pair's passage encoder equals the start pair's, bit for bit (else the shared
+  index would be stale);
 - :func:`evaluate_question_encoders`: the shared question encoder on every relation and each
   specialised one on its relation, over the same index -> top-k per relation + macro;
 - :func:`index_memory`: bytes of the one index (its ``index.faiss``) vs one index per relation.
@@ -28,6 +29,10 @@ from tasks.retrieval.core import evaluate
 from tasks.retrieval.evaluate import passages_by_id
 from tasks.retrieval.faiss_index import INDEX_FILE, DenseIndex, Run
 from tasks.retrieval.query_sets import QuerySet
+from tasks.training.finetune import (  # noqa: F401  (re-exported: the Table 4 check)
+    check_passage_encoder_identical,
+    encoder_tensors,
+)
 
 SHARED = "shared"
 SPECIALISED = "specialised"
@@ -67,37 +72,6 @@ def plan_relations(relations: Sequence[str], dpr_dir: Path, test: QuerySet) -> l
         status = NO_TRAIN if n_train == 0 else NO_TEST if n_test == 0 else READY
         plans.append(RelationPlan(relation, path if n_train else None, n_train, n_test, status))
     return plans
-
-
-def encoder_tensors(model_dir: Path) -> dict[str, Any]:
-    """Every tensor of a saved model directory's ``*.safetensors`` files (numpy arrays)."""
-    from safetensors.numpy import load_file
-
-    files = sorted(Path(model_dir).glob("*.safetensors"))
-    if not files:
-        raise FileNotFoundError(f"{model_dir}: no *.safetensors weights")
-    tensors: dict[str, Any] = {}
-    for path in files:
-        tensors.update(load_file(str(path)))
-    return tensors
-
-
-def check_passage_encoder_identical(base_ctx_dir: Path, tuned_ctx_dir: Path) -> int:
-    """Raise unless every tensor of ``tuned_ctx_dir`` equals ``base_ctx_dir``'s bit for bit
-    (same names, dtypes, shapes and bytes); return the number of tensors compared."""
-    base, tuned = encoder_tensors(base_ctx_dir), encoder_tensors(tuned_ctx_dir)
-    if set(base) != set(tuned):
-        raise ValueError(f"{tuned_ctx_dir}: passage encoder tensors "
-                         f"{sorted(set(base) ^ set(tuned))[:5]} differ in name from "
-                         f"{base_ctx_dir}")
-    for name, array in base.items():
-        other = tuned[name]
-        if (array.dtype != other.dtype or array.shape != other.shape
-                or array.tobytes() != other.tobytes()):
-            raise ValueError(f"{tuned_ctx_dir}: passage encoder tensor {name!r} differs from "
-                             f"{base_ctx_dir} (was it trained with freeze onlyQ?): the shared "
-                             "passage index would be stale")
-    return len(base)
 
 
 class SharedPassageIndex:
