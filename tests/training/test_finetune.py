@@ -165,3 +165,39 @@ def test_tsne_figure_is_written_with_its_numbers(baseline, finetuned, relation_j
     rows = png.with_suffix(".csv").read_text().splitlines()
     assert rows[0] == "panel,set,x,y" and len(rows) == 1 + 2 * 20
     assert json.loads((tmp_path / "tsne.json").read_text())["passages"]["P19"] == 10
+
+
+def test_finetune_pair_checks_the_frozen_side_and_registers_the_pair(
+        baseline, relation_json, tiny_config, tmp_path, monkeypatch):
+    """The one fine-tune step of Tables 2-4 (flows._finetune.finetune_pair; its Prefect task
+    replaced by the plain function here, the flow tests run the task)."""
+    import flows._finetune as step
+    from tasks.config import DenseConfig
+
+    monkeypatch.setattr(step, "finetune_task", finetune)
+    dense = DenseConfig(batch_size=4, max_length=32, cpu_threads=1)
+    tuned = {}
+    for mode in ("onlyQ", "onlyP"):
+        tuned[mode] = step.finetune_pair(
+            f"ft-{mode.lower()}", {"P19": [relation_json]}, tiny_config(max_steps=2, freeze=mode),
+            pair_dir=baseline, out_dir=tmp_path / mode, checkpoint_dir=tmp_path / "c" / mode,
+            dense=dense)
+    only_q = tuned["onlyQ"]
+    assert only_q.passage_tensors_compared and only_q.passage_tensors_compared > 0
+    assert tuned["onlyP"].passage_tensors_compared is None
+    assert only_q.summary["freeze"] == "onlyQ" and only_q.summary["sources"] == {"P19": 12}
+    spec = only_q.retriever.encoder()
+    assert (only_q.retriever.name, spec.kind, spec.normalize) == ("ft-onlyq", "dpr", False)
+    assert Path(spec.ctx_model) == (tmp_path / "onlyQ" / "ctx_encoder").resolve()
+    assert only_q.retriever.config.cpu_threads == 1  # retrieval.dense settings carried over
+
+    def unfrozen(train_sets, init_model, out_dir, checkpoint_dir, config, max_questions):
+        return finetune(train_sets, init_model, out_dir, checkpoint_dir,
+                        config.model_copy(update={"freeze": "full"}), max_questions)
+
+    monkeypatch.setattr(step, "finetune_task", unfrozen)
+    with pytest.raises(ValueError, match="passage encoder tensor"):
+        step.finetune_pair("ft-bad", {"P19": [relation_json]},
+                           tiny_config(max_steps=2, freeze="onlyQ"), pair_dir=baseline,
+                           out_dir=tmp_path / "bad", checkpoint_dir=tmp_path / "c" / "bad",
+                           dense=dense)
