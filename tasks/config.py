@@ -33,6 +33,7 @@ from tasks.retrieval_config import (  # noqa: F401  (re-exported: sections of Pa
     NamedDenseConfig,
     RetrievalConfig,
 )
+from tasks.retrieve_then_read_config import RetrieveThenReadConfig
 from tasks.retriever_config import RetrieverTrainConfig
 from tasks.retriever_experiments_config import RetrieverExperimentsConfig
 from tasks.specialised_config import SpecialisedEncodersConfig
@@ -307,6 +308,7 @@ class Params(Section):
     retriever_training: RetrieverTrainingConfig = RetrieverTrainingConfig()
     retriever_experiments: RetrieverExperimentsConfig = RetrieverExperimentsConfig()
     readers: ReadersConfig = ReadersConfig()
+    retrieve_then_read: RetrieveThenReadConfig = RetrieveThenReadConfig()
     specialised_encoders: SpecialisedEncodersConfig = SpecialisedEncodersConfig()
     orchestration: OrchestrationConfig = OrchestrationConfig()
 

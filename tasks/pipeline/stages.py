@@ -43,6 +43,10 @@ def _demo_world_only(params: Params) -> bool:
     return params.sources.world == "demo"
 
 
+def _retrieve_then_read_enabled(params: Params) -> bool:
+    return params.retrieve_then_read.enabled
+
+
 @dataclass(frozen=True)
 class Stage:
     """One box of the DAG: a Prefect flow run as one DVC stage."""
@@ -215,6 +219,17 @@ STAGES: tuple[Stage, ...] = (
         in_report=True,
     ),
     Stage(
+        name="retrieve_then_read", flow="flows.retrieve_then_read:retrieve_then_read",
+        description="Retrieve-then-read EM on EntityQuestions: the reader on each top-k.",
+        params=("profile", "profiles", "retrieve_then_read", "readers.model",
+                "retrieval.retrievers", "retrieval.has_answer_mode"),
+        deps=("${paths.results}/retrieval", "${paths.data}/readers"),
+        outs=("${paths.results}/retrieve_then_read", *_reports("retrieve_then_read.md")),
+        metrics=_metrics("retrieve_then_read"),
+        in_report=True,
+        when=_retrieve_then_read_enabled,
+    ),
+    Stage(
         name="reader_augmentation", flow="flows.reader_augmentation:reader_augmentation",
         description="Readers re-trained on paraphrased training questions: before vs after.",
         params=("profile", "profiles", "sources", "readers", "paraphrase"),
@@ -233,7 +248,8 @@ STAGES: tuple[Stage, ...] = (
               *_metrics("retriever_training", "retriever_experiments"),
               *_plots("retriever_tsne.png"),
               *_reports("paraphrase.md"), *_metrics("paraphrase", "retrieval_paraphrased",
-                                                    "readers", "reader_augmentation"),
+                                                    "readers", "reader_augmentation",
+                                                    "retrieve_then_read"),
               *_metrics("specialised_encoders")),
         outs=_reports("report.html"),
     ),
