@@ -19,6 +19,7 @@ from tasks.io.errors import DataFormatError
 from tasks.io.squad import read_predictions
 from tasks.reading.open_domain import exact_match_scores, percent
 from tasks.reading.retrieve_then_read import PASSAGES_FILE, QUESTIONS_FILE, predictions_file
+from tasks.reporting.reader_tables import comparison_rows, open_rows, relation_rows
 from tasks.reporting.tables import markdown_table, publish_table_artifact
 
 
@@ -120,43 +121,6 @@ def _ci(a: Sequence[float], b: Sequence[float], n: int, seed: int, confidence: f
     diff, low, high = bootstrap_difference(a, b, n=n, seed=seed, confidence=confidence)
     return {"difference": round(100 * diff, 2), "ci_low": round(100 * low, 2),
             "ci_high": round(100 * high, 2), "significant": bool(low > 0 or high < 0)}
-
-
-def open_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
-    """One row per retriever: per k, macro EM and answer recall (shared with the HTML)."""
-    header = ["retriever", "questions"]
-    for k in metrics["ks"]:
-        header += [f"EM@{k}", f"recall@{k}"]
-    rows: list[list[object]] = []
-    for name, block in metrics["retrievers"].items():
-        row: list[object] = [name, block[f"top{metrics['ks'][0]}"]["questions"]]
-        for k in metrics["ks"]:
-            row += [f"{block[f'top{k}']['exact_match']:.2f}",
-                    f"{block[f'top{k}']['answer_recall']:.2f}"]
-        rows.append(row)
-    return header, rows
-
-
-def comparison_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
-    """One row per compared pair and k: the EM difference and its CI."""
-    level = round(100 * metrics["confidence"])
-    header = ["pair", "k", "EM difference", f"EM {level}% CI"]
-    rows = [[pair, k, f"{c['difference']:+.2f}",
-             f"[{c['ci_low']:+.2f}, {c['ci_high']:+.2f}]" + (" *" if c["significant"] else "")]
-            for pair, by_k in metrics["comparisons"].items()
-            for k, c in ((int(key[3:]), value) for key, value in by_k.items())]
-    return header, rows
-
-
-def relation_rows(metrics: Mapping, k: int) -> tuple[list[str], list[list[object]]]:
-    """EM at k per relation (rows) and retriever (columns)."""
-    names = list(metrics["retrievers"])
-    header = ["relation", "questions", *names]
-    relations = sorted(metrics["questions_per_relation"])
-    rows = [[r, metrics["questions_per_relation"][r],
-             *[f"{metrics['retrievers'][n][f'top{k}']['per_relation'][r]['exact_match']:.2f}"
-               for n in names]] for r in relations]
-    return header, rows
 
 
 def write_open_tables(metrics: dict, metrics_path: Path, report_path: Path,
