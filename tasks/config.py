@@ -103,6 +103,8 @@ class SourcesConfig(Section):
     ppdb: str = "ppdb/ppdb-2.0-s-all"
     squad_train: str = "squad/train-v1.1.json"
     squad_dev: str = "squad/dev-v1.1.json"
+    squad_dev_entities: str = Field("squad/dev-v1.1.entities.jsonl", description="gold subject "
+                                    "of each dev question (JSONL interchange + id); optional")
     quora: str = "quora/quora_duplicate_questions.tsv"
     wikianswers: str = "wikianswers/word_alignments.tsv"
 

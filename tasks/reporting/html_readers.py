@@ -16,6 +16,7 @@ from pathlib import Path
 from tasks.reporting.html_page import Heading, Section, Table, Text
 from tasks.reporting.html_sections import display_path, read_json
 from tasks.reporting.reader_tables import (
+    bucket_rows,
     comparison_rows,
     count_rows,
     gain_rows,
@@ -64,6 +65,13 @@ def readers_section(artifacts: Mapping[str, Path], root: Path) -> Section:
             "SQuAD dev (the readers' in-domain accuracy)", ["reader", "EM", "F1", "questions"],
             [[r, f"{s['exact_match']:.2f}", f"{s['f1']:.2f}", s["questions"]]
              for r, s in dev.items()], 1))
+    buckets = metrics.get("squad_dev_buckets")
+    if buckets:
+        header, rows = bucket_rows(buckets)
+        section.blocks.append(_table(
+            f"SQuAD dev per subject-frequency bucket ({buckets['linked']} of "
+            f"{buckets['questions']} questions with a known subject; bucket0 = "
+            f"{buckets['bucket0']})", header, rows, 2))
     return section
 
 

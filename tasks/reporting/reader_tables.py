@@ -96,3 +96,20 @@ def relation_rows(metrics: Mapping, k: int) -> tuple[list[str], list[list[object
              *[f"{metrics['retrievers'][n][f'top{k}']['per_relation'][r]['exact_match']:.2f}"
                for n in names]] for r in relations]
     return header, rows
+
+
+def bucket_rows(buckets: Mapping) -> tuple[list[str], list[list[object]]]:
+    """SQuAD dev EM/F1 per subject-frequency bucket (rows) and reader (column pairs)."""
+    readers = list(next(iter(buckets["buckets"].values()))["readers"]) if buckets["buckets"] \
+        else []
+    header = ["bucket", "hyperlinks", "questions",
+              *[f"{r} {m}" for r in readers for m in ("EM", "F1")]]
+    rows: list[list[object]] = []
+    for name, b in buckets["buckets"].items():
+        span = f"{b['hyperlinks'][0]}-{b['hyperlinks'][1]}" if b["hyperlinks"] else "-"
+        row: list[object] = [name, span, b["questions"]]
+        for reader in readers:
+            s = b["readers"][reader]
+            row += [f"{s['exact_match']:.2f}", f"{s['f1']:.2f}"] if s else ["-", "-"]
+        rows.append(row)
+    return header, rows

@@ -63,7 +63,12 @@ READERS = {"n_bootstrap": 200, "seed": 0, "confidence": 0.95, "sets": {"dev": ["
                                     "significant": False},
                "f1_drop": {"difference": 14.28, "ci_low": 1.25, "ci_high": 30.5,
                            "significant": True}}}},
-           "squad_dev": {"minilm": {"exact_match": 66.5, "f1": 71.25, "questions": 20}}}
+           "squad_dev": {"minilm": {"exact_match": 66.5, "f1": 71.25, "questions": 20}},
+           "squad_dev_buckets": {"questions": 20, "linked": 18, "unlinked": 2,
+                                 "bucket0": "rarest subjects", "buckets": {
+               "bucket0": {"questions": 18, "hyperlinks": [3, 77],
+                           "readers": {"minilm": {"exact_match": 61.11, "f1": 64.72}}},
+               "bucket1": {"questions": 0, "hyperlinks": None, "readers": {"minilm": None}}}}}
 AUGMENTATION = {"n_bootstrap": 200, "seed": 0, "confidence": 0.95, "files": {}, "kinds": {
     "non_adversarial": {
         "augmentation": {"threshold": 0.9, "training_questions": 40, "candidates": 31,
@@ -213,6 +218,7 @@ def test_report_holds_every_flows_numbers_figures_params_and_fingerprints(tmp_pa
                    "-7.50 [-15.00, -1.25]", "+0.312",  # Table 3 CI, Figure 2 silhouette
                    "44.25", "+12.75", "no training questions: not run", "4,141 bytes",  # Table 4
                    "57.14", "47.62", "+14.28", "[+1.25, +30.50] *", "71.25",  # Tables 1-2
+                   "18 of 20 questions", "3-77", "61.11", "64.72",  # dev per bucket
                    "0.9", "19", "52.12", "+4.50", "[+0.75, +8.25] *",  # Tables 3-6
                    "12.50", "37.50", "62.50", "+6.25", "[-3.50, +18.75]", "11.11"):  # RTR
         assert number in html, number
