@@ -9,8 +9,9 @@ of ``readers.released_sets``) -> ``results/readers/<reader>/<set>_<variant>.json
 answer}) -> EM/F1 of orig and para, the drop and its paired bootstrap CI ->
 ``metrics/readers.json`` + ``reports/readers.md`` + Prefect table artifact. Beyond the paper:
 where the subject of each SQuAD dev question is known (the demo world's
-``sources.squad_dev_entities``), SQuAD dev EM/F1 per subject-frequency bucket (EntityQuestions'
-buckets of hyperlink counts); skipped with a note when absent (real SQuAD).
+``sources.squad_dev_entities``), SQuAD dev EM/F1 per subject-frequency bucket
+(``readers.subject_buckets``, by hyperlink count; see :mod:`tasks.reading.subject_buckets`);
+skipped with a note when absent (real SQuAD).
 """
 
 from __future__ import annotations
@@ -41,10 +42,11 @@ def dev_buckets(params: Params, predictions: dict[str, dict[str, Path]]) -> dict
         print(f"no subject links ({subjects}) or hyperlink counts ({counts}): no SQuAD dev "
               "scores per subject-frequency bucket")
         return None
-    eq = params.entity_questions
+    eq, cfg = params.entity_questions, params.readers
     return dev_buckets_task({r: p["squad_dev"] for r, p in predictions.items()},
-                            params.raw_path("squad_dev"), subjects, counts, eq.n_buckets,
-                            eq.bucket_order, eq.hyperlink_key)
+                            params.raw_path("squad_dev"), subjects, counts,
+                            n_buckets=cfg.subject_buckets, order=eq.bucket_order,
+                            key=eq.hyperlink_key, weight=cfg.subject_bucket_weight)
 
 
 @flow(name="readers", log_prints=True)

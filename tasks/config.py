@@ -294,6 +294,10 @@ class ReadersConfig(Section):
     n_bootstrap: int = Field(1000, ge=1)
     bootstrap_seed: int = 0
     confidence: float = Field(0.95, gt=0.0, lt=1.0)
+    subject_buckets: int = Field(4, ge=1, description="SQuAD dev buckets of subject frequency")
+    subject_bucket_weight: Literal["questions", "hyperlinks"] = Field(
+        "questions", description="cut into equal numbers of questions, or of cumulative "
+        "hyperlinks (EntityQuestions)")
     augmentation: ReaderAugmentationConfig = ReaderAugmentationConfig()
 
 

@@ -212,8 +212,8 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="readers", flow="flows.readers:readers",
         description="Extractive readers: EM/F1 on original vs paraphrased questions.",
-        params=("profile", "profiles", "sources", "readers", "entity_questions.n_buckets",
-                "entity_questions.bucket_order", "entity_questions.hyperlink_key"),
+        params=("profile", "profiles", "sources", "readers", "entity_questions.bucket_order",
+                "entity_questions.hyperlink_key"),
         deps=(f"{_RAW}/squad", f"{_RAW}/hyperlinks", "${paths.data}/paraphrasing-squad"),
         outs=("${paths.data}/readers", "${paths.results}/readers", *_reports("readers.md")),
         metrics=_metrics("readers"),

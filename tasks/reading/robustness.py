@@ -147,8 +147,8 @@ def write_reader_tables(metrics: dict, metrics_path: Path, report_path: Path,
     if dev_buckets:
         text += ("\n## SQuAD dev per subject-frequency bucket\n\n"
                  f"{dev_buckets['linked']} of {dev_buckets['questions']} dev questions with a "
-                 "known subject, bucketed by its hyperlink count as EntityQuestions buckets "
-                 f"facts (bucket0 = {dev_buckets['bucket0']}).\n\n"
+                 "known subject, sorted by its hyperlink count and cut into buckets of equal "
+                 f"{dev_buckets['weight']} (bucket0 = {dev_buckets['bucket0']}).\n\n"
                  + markdown_table(*bucket_rows(dev_buckets)))
     write_text(report_path, text)
     return metrics

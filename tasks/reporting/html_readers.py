@@ -70,8 +70,8 @@ def readers_section(artifacts: Mapping[str, Path], root: Path) -> Section:
         header, rows = bucket_rows(buckets)
         section.blocks.append(_table(
             f"SQuAD dev per subject-frequency bucket ({buckets['linked']} of "
-            f"{buckets['questions']} questions with a known subject; bucket0 = "
-            f"{buckets['bucket0']})", header, rows, 2))
+            f"{buckets['questions']} questions with a known subject, buckets of equal "
+            f"{buckets['weight']}; bucket0 = {buckets['bucket0']})", header, rows, 2))
     return section
 
 

@@ -62,7 +62,7 @@ def test_flow_writes_checkpoint_predictions_and_tables(flow_run):
     # the demo world knows every dev question's subject: EM/F1 per subject-frequency bucket
     buckets = saved["squad_dev_buckets"]
     assert buckets["linked"] == n and buckets["unlinked"] == 0
-    assert len(buckets["buckets"]) == params.entity_questions.n_buckets
+    assert len(buckets["buckets"]) == params.readers.subject_buckets
     assert sum(b["questions"] for b in buckets["buckets"].values()) == n
     dev_em = saved["squad_dev"][name]["exact_match"]
     weighted = sum(b["questions"] * b["readers"][name]["exact_match"]

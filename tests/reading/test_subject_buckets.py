@@ -25,10 +25,15 @@ def _dataset(tmp_path):
 def test_buckets_cut_cumulative_frequency_like_entity_questions():
     subjects = {"q1": "a", "q2": "b", "q3": "c", "q4": "d"}
     counts = {"a": 1, "b": 1, "c": 2, "d": 4}  # total 8: {a, b, c} = 4 | {d} = 4
-    assert bucket_questions(subjects, counts, 2) == {"q1": (0, 1), "q2": (0, 1), "q3": (0, 2),
+    assert bucket_questions(subjects, counts, 2, weight="hyperlinks") == {
+        "q1": (0, 1), "q2": (0, 1), "q3": (0, 2), "q4": (1, 4)}
+    assert bucket_questions(subjects, counts, 2, "descending", "hyperlinks")["q4"] == (0, 4)
+    # equal numbers of questions: the two rarest | the two most frequent subjects
+    assert bucket_questions(subjects, counts, 2) == {"q1": (0, 1), "q2": (0, 1), "q3": (1, 2),
                                                      "q4": (1, 4)}
-    assert bucket_questions(subjects, counts, 2, "descending")["q4"] == (0, 4)
     assert bucket_questions({"q1": "unknown"}, counts, 2)["q1"][1] == 0  # no count: 0
+    with pytest.raises(ValueError, match="weight"):
+        bucket_questions(subjects, counts, 2, weight="facts")
 
 
 def test_scores_per_bucket_and_reader(tmp_path):
@@ -36,7 +41,8 @@ def test_scores_per_bucket_and_reader(tmp_path):
     subjects = {"q1": "ada", "q2": "ada", "q3": "bob"}  # q4 unlinked
     preds = {"good": {"q1": "London", "q2": "1815", "q3": "Leeds", "q4": "Bob"},
              "half": {"q1": "the London", "q2": "born", "q3": "Leeds Bob Marsh"}}
-    out = bucket_scores(dataset, preds, subjects, {"ada": 1, "bob": 2}, n_buckets=2)
+    out = bucket_scores(dataset, preds, subjects, {"ada": 1, "bob": 2}, n_buckets=2,
+                        weight="hyperlinks")
     assert (out["questions"], out["linked"], out["unlinked"]) == (4, 3, 1)
     b0, b1 = out["buckets"]["bucket0"], out["buckets"]["bucket1"]
     assert b0["questions"] == 2 and b0["hyperlinks"] == [1, 1]  # ada: 1 + 1 = bob's 2
@@ -46,10 +52,14 @@ def test_scores_per_bucket_and_reader(tmp_path):
     assert b1["readers"]["half"]["exact_match"] == 0.0
     assert b1["readers"]["half"]["f1"] == pytest.approx(50.0)  # 1 of 3 tokens, all of gold
     # a subject carrying more than an equal share gets a bucket of its own; one stays empty
-    out = bucket_scores(dataset, preds, subjects, {"ada": 1, "bob": 50}, n_buckets=4)
+    out = bucket_scores(dataset, preds, subjects, {"ada": 1, "bob": 50}, n_buckets=4,
+                        weight="hyperlinks")
     assert out["buckets"]["bucket0"] == {"questions": 0, "hyperlinks": None,
                                          "readers": {"good": None, "half": None}}
     assert [out["buckets"][f"bucket{i}"]["questions"] for i in range(4)] == [0, 1, 1, 1]
+    equal = bucket_scores(dataset, preds, subjects, {"ada": 1, "bob": 50}, n_buckets=3)
+    assert equal["weight"] == "questions"
+    assert [equal["buckets"][f"bucket{i}"]["questions"] for i in range(3)] == [1, 1, 1]
 
 
 def test_sidecar_errors_name_file_and_line(tmp_path):

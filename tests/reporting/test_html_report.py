@@ -65,6 +65,7 @@ READERS = {"n_bootstrap": 200, "seed": 0, "confidence": 0.95, "sets": {"dev": ["
                            "significant": True}}}},
            "squad_dev": {"minilm": {"exact_match": 66.5, "f1": 71.25, "questions": 20}},
            "squad_dev_buckets": {"questions": 20, "linked": 18, "unlinked": 2,
+                                 "weight": "questions",
                                  "bucket0": "rarest subjects", "buckets": {
                "bucket0": {"questions": 18, "hyperlinks": [3, 77],
                            "readers": {"minilm": {"exact_match": 61.11, "f1": 64.72}}},
