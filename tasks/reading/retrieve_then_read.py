@@ -69,7 +69,7 @@ def result_files(results_dir: Path, retriever: str) -> dict[str, Path]:
 def _sampled(path: Path, relation: str, per_relation: int, seed: int
              ) -> tuple[int, dict[int, Any]]:
     """``(questions in the file, {position: validated result})`` of one file's sample (only the
-    sampled records are parsed)."""
+    sampled records are validated and kept)."""
     values = [value for _, value in iter_json_array(path, "a JSON array of retrieval results")]
     positions = sample_positions(relation, len(values), per_relation, seed)
     return len(values), {i: parse_retrieval_result(values[i], path, i) for i in positions}
@@ -119,7 +119,8 @@ def load_questions(results_dirs: Mapping[str, Path], per_relation: int, seed: in
 
 def passage_pairs(sample: OpenSample, k: int) -> dict[tuple[str, str], str]:
     """Distinct ``(question id, passage id) -> passage text`` of every retriever's top ``k``
-    (passages with an empty text are left out: no span can come from them)."""
+    (the retrievers search one collection: a passage id is one text; passages with an empty
+    text are left out, no span can come from them)."""
     pairs: dict[tuple[str, str], str] = {}
     for by_question in sample.ctxs.values():
         for qid, ranked in by_question.items():
