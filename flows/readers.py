@@ -7,7 +7,11 @@ fine-tuned with Lightning on the SQuAD v1.1 training file (``sources.squad_train
 flow's ``data/paraphrasing-squad/<set>_{orig,para}.json`` and, when present, the released sets
 of ``readers.released_sets``) -> ``results/readers/<reader>/<set>_<variant>.json`` ({id:
 answer}) -> EM/F1 of orig and para, the drop and its paired bootstrap CI ->
-``metrics/readers.json`` + ``reports/readers.md`` + Prefect table artifact.
+``metrics/readers.json`` + ``reports/readers.md`` + Prefect table artifact. Beyond the paper:
+where the subject of each SQuAD dev question is known (the demo world's
+``sources.squad_dev_entities``), SQuAD dev EM/F1 per subject-frequency bucket
+(``readers.subject_buckets``, by hyperlink count; see :mod:`tasks.reading.subject_buckets`);
+skipped with a note when absent (real SQuAD).
 """
 
 from __future__ import annotations
@@ -21,7 +25,28 @@ from tasks.config import Params
 from tasks.io.squad import discover_paraphrase_sets
 from tasks.layout import Layout
 from tasks.model_names import model_slug
-from tasks.reading.stages import evaluate_task, predict_task, score_dev_task, train_reader_task
+from tasks.reading.stages import (
+    dev_buckets_task,
+    evaluate_task,
+    predict_task,
+    score_dev_task,
+    train_reader_task,
+)
+
+
+def dev_buckets(params: Params, predictions: dict[str, dict[str, Path]]) -> dict | None:
+    """SQuAD dev EM/F1 per subject-frequency bucket when the subjects are known (the demo
+    world's ``sources.squad_dev_entities``) and hyperlink counts exist; else None, said."""
+    subjects, counts = params.raw_path("squad_dev_entities"), params.raw_path("hyperlink_counts")
+    if not (subjects.is_file() and counts.is_file()):
+        print(f"no subject links ({subjects}) or hyperlink counts ({counts}): no SQuAD dev "
+              "scores per subject-frequency bucket")
+        return None
+    eq, cfg = params.entity_questions, params.readers
+    return dev_buckets_task({r: p["squad_dev"] for r, p in predictions.items()},
+                            params.raw_path("squad_dev"), subjects, counts,
+                            n_buckets=cfg.subject_buckets, order=eq.bucket_order,
+                            key=eq.hyperlink_key, weight=cfg.subject_bucket_weight)
 
 
 @flow(name="readers", log_prints=True)
@@ -50,9 +75,11 @@ def readers(params: Params | None = None, profile: str | None = None,
         for reader, model_dir in model_dirs.items()}
     dev = (score_dev_task({r: p["squad_dev"] for r, p in predictions.items()},
                           params.raw_path("squad_dev")) if cfg.evaluate_dev else None)
+    buckets = dev_buckets(params, predictions) if cfg.evaluate_dev else None
     metrics = evaluate_task(predictions, set_files, layout.readers_metrics,
                             layout.readers_report, dev, n_bootstrap=cfg.n_bootstrap,
-                            seed=cfg.bootstrap_seed, confidence=cfg.confidence)
+                            seed=cfg.bootstrap_seed, confidence=cfg.confidence,
+                            dev_buckets=buckets)
     for reader, sets in metrics["readers"].items():
         for name, b in sets.items():
             if not b["questions"]:

@@ -33,6 +33,7 @@ from tasks.retrieval_config import (  # noqa: F401  (re-exported: sections of Pa
     NamedDenseConfig,
     RetrievalConfig,
 )
+from tasks.retrieve_then_read_config import RetrieveThenReadConfig
 from tasks.retriever_config import RetrieverTrainConfig
 from tasks.retriever_experiments_config import RetrieverExperimentsConfig
 from tasks.specialised_config import SpecialisedEncodersConfig
@@ -102,6 +103,8 @@ class SourcesConfig(Section):
     ppdb: str = "ppdb/ppdb-2.0-s-all"
     squad_train: str = "squad/train-v1.1.json"
     squad_dev: str = "squad/dev-v1.1.json"
+    squad_dev_entities: str = Field("squad/dev-v1.1.entities.jsonl", description="gold subject "
+                                    "of each dev question (JSONL interchange + id); optional")
     quora: str = "quora/quora_duplicate_questions.tsv"
     wikianswers: str = "wikianswers/word_alignments.tsv"
 
@@ -291,6 +294,10 @@ class ReadersConfig(Section):
     n_bootstrap: int = Field(1000, ge=1)
     bootstrap_seed: int = 0
     confidence: float = Field(0.95, gt=0.0, lt=1.0)
+    subject_buckets: int = Field(4, ge=1, description="SQuAD dev buckets of subject frequency")
+    subject_bucket_weight: Literal["questions", "hyperlinks"] = Field(
+        "questions", description="cut into equal numbers of questions, or of cumulative "
+        "hyperlinks (EntityQuestions)")
     augmentation: ReaderAugmentationConfig = ReaderAugmentationConfig()
 
 
@@ -307,6 +314,7 @@ class Params(Section):
     retriever_training: RetrieverTrainingConfig = RetrieverTrainingConfig()
     retriever_experiments: RetrieverExperimentsConfig = RetrieverExperimentsConfig()
     readers: ReadersConfig = ReadersConfig()
+    retrieve_then_read: RetrieveThenReadConfig = RetrieveThenReadConfig()
     specialised_encoders: SpecialisedEncodersConfig = SpecialisedEncodersConfig()
     orchestration: OrchestrationConfig = OrchestrationConfig()
 

@@ -169,8 +169,7 @@ class Layout:
 
     @property
     def paraphrase_unrated_sets(self) -> Path:
-        """The chosen pairs before the world raters (demo world): the sets of
-        :attr:`paraphrase_test_sets` hold only the pairs both raters accept."""
+        """The chosen pairs before the world raters (demo world; the sets keep accepted ones)."""
         return self.paraphrase_root / "unrated"
 
     @property
@@ -222,8 +221,7 @@ class Layout:
 
     @property
     def retrieval_buckets_plot(self) -> Path:
-        """Figure 1: accuracy per bucket, one panel per relation (PNG); the data as long CSV
-        next to it (``.csv``)."""
+        """Figure 1: accuracy per bucket, a panel per relation (PNG; long CSV next to it)."""
         return self.params.paths.plots / "retrieval_buckets.png"
 
     # --- original vs paraphrased SQuAD questions (retrieval) --------------------------------
@@ -373,6 +371,21 @@ class Layout:
     def augmentation_report(self) -> Path:
         """Markdown Tables 3-6: EM/F1 before vs after re-training on augmented questions."""
         return self.params.paths.reports / "reader_augmentation.md"
+
+    @property
+    def retrieve_then_read_results(self) -> Path:
+        """Retrieve-then-read: ``questions.json``, ``<retriever>/top<k>.json`` (predictions)."""
+        return self.params.paths.results / "retrieve_then_read"
+
+    @property
+    def retrieve_then_read_metrics(self) -> Path:
+        """EM and answer recall per retriever, k and relation, bootstrap CIs (JSON)."""
+        return self.params.paths.metrics / "retrieve_then_read.json"
+
+    @property
+    def retrieve_then_read_report(self) -> Path:
+        """Markdown table of retrieve-then-read EM per retriever."""
+        return self.params.paths.reports / "retrieve_then_read.md"
 
     # --- the study's report -------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ LAYERS: dict[str, int] = {
     "tasks.retrieval_config": 0,
     "tasks.orchestration_config": 0,
     "tasks.specialised_config": 0,
+    "tasks.retrieve_then_read_config": 0,
     "tasks.model_names": 0,
     "tasks.relation_templates": 0,
     "tasks.answer_modes": 0,

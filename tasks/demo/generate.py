@@ -13,7 +13,7 @@ from tasks.demo.nq import build_nq
 from tasks.demo.paraphrase_resources import build_ppdb, build_quora, build_wikianswers
 from tasks.demo.passages import PassageRecord, split_articles
 from tasks.demo.rng import stream
-from tasks.demo.squad import build_squad_sets
+from tasks.demo.squad import build_squad_sets_with_subjects
 from tasks.demo.trex import trex_chunks
 from tasks.demo.world import Entity, World
 from tasks.io.dpr import write_dpr_examples, write_qa_csv
@@ -145,12 +145,16 @@ def generate_demo_world(config: DemoWorldConfig, raw_root: Path) -> dict[str, in
     counts[_SOURCES.nq_train], counts[_SOURCES.nq_dev] = len(train), len(dev)
     counts[NQ_TEST.as_posix()] = len(test)
 
-    squad_train, squad_dev = build_squad_sets(world, passages, config.n_squad_train,
-                                              config.n_squad_dev, stream(seed, "squad"), seed)
+    squad_train, squad_dev, subjects = build_squad_sets_with_subjects(
+        world, passages, config.n_squad_train, config.n_squad_dev, stream(seed, "squad"), seed)
     write_squad(raw_root / _SOURCES.squad_train, squad_train)
     write_squad(raw_root / _SOURCES.squad_dev, squad_dev)
     counts[_SOURCES.squad_train] = _n_questions(squad_train)
     counts[_SOURCES.squad_dev] = _n_questions(squad_dev)
+    write_linked_questions(raw_root / _SOURCES.squad_dev_entities,
+                           (LinkedQuestion(question, (subject,), qid)
+                            for qid, question, subject in subjects["dev"]))
+    counts[_SOURCES.squad_dev_entities] = len(subjects["dev"])
 
     rules = build_ppdb()
     write_ppdb_rules(raw_root / _SOURCES.ppdb, rules)

@@ -31,8 +31,9 @@ def _qid(seed: int, passage_id: int, index: int) -> str:
 
 
 def passage_questions(world: World, passage: PassageRecord,
-                      rng: random.Random) -> list[tuple[str, str, int]]:
-    """``(question, answer text, answer_start)`` for what ``passage`` states, unambiguously."""
+                      rng: random.Random) -> list[tuple[str, str, int, str]]:
+    """``(question, answer text, answer_start, subject id)`` for what ``passage`` states,
+    unambiguously (the subject is the entity the question asks about)."""
     bank = reader_phrasings()
     items: list[tuple[str, str, str, int]] = []  # (key, subject, answer, start)
     for fact, _subject, obj in passage.facts:
@@ -48,7 +49,7 @@ def passage_questions(world: World, passage: PassageRecord,
         if seen[(key, subject)] != 1 or key not in bank:
             continue
         phrasing = rng.choice(bank[key])
-        questions.append((phrasing.replace("{X}", world.label(subject)), answer, start))
+        questions.append((phrasing.replace("{X}", world.label(subject)), answer, start, subject))
     rng.shuffle(questions)
     return questions[:MAX_QUESTIONS_PER_CONTEXT]
 
@@ -56,12 +57,23 @@ def passage_questions(world: World, passage: PassageRecord,
 def build_squad_sets(world: World, passages: list[PassageRecord], n_train: int, n_dev: int,
                      rng: random.Random, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(train, dev)`` SQuAD v1.1 JSON contents."""
+    train, dev, _ = build_squad_sets_with_subjects(world, passages, n_train, n_dev, rng, seed)
+    return train, dev
+
+
+def build_squad_sets_with_subjects(world: World, passages: list[PassageRecord], n_train: int,
+                                   n_dev: int, rng: random.Random, seed: int
+                                   ) -> tuple[dict[str, Any], dict[str, Any],
+                                              dict[str, list[tuple[str, str, str]]]]:
+    """``(train, dev, subjects)``: the SQuAD v1.1 JSON contents and, per split, the gold
+    ``(question id, question, subject entity id)`` of every question, in file order."""
     titles = sorted({p.title for p in passages})
     rng.shuffle(titles)
     dev_titles = set(titles[: int(len(titles) * _DEV_SHARE)])
     order = list(passages)
     rng.shuffle(order)
     grouped: dict[str, dict[str, list[Any]]] = {"train": {}, "dev": {}}
+    subjects: dict[str, dict[str, list[tuple[str, str, str]]]] = {"train": {}, "dev": {}}
     counts = {"train": 0, "dev": 0}
     limits = {"train": n_train, "dev": n_dev}
     for passage in order:
@@ -70,8 +82,9 @@ def build_squad_sets(world: World, passages: list[PassageRecord], n_train: int, 
             if all(counts[s] >= limits[s] for s in counts):
                 break
             continue
-        qas = []
-        for index, (question, answer, start) in enumerate(passage_questions(world, passage, rng)):
+        qas, links = [], []
+        for index, (question, answer, start, subject) in enumerate(
+                passage_questions(world, passage, rng)):
             if counts[split] >= limits[split]:
                 break
             answers: list[tuple[str, int | None]] = [(answer, start)]
@@ -80,9 +93,13 @@ def build_squad_sets(world: World, passages: list[PassageRecord], n_train: int, 
                 if answer[-4:].isdigit() and len(answer) > 4:
                     answers.append((answer[-4:], start + len(answer) - 4))
             qas.append((_qid(seed, passage.id, index), question, answers))
+            links.append((qas[-1][0], question, subject))
             counts[split] += 1
         if qas:
             grouped[split].setdefault(passage.title, []).append((passage.text, qas))
+            subjects[split].setdefault(passage.title, []).extend(links)
     train = build_squad(VERSION, list(grouped["train"].items()))
     dev = build_squad(VERSION, list(grouped["dev"].items()))
-    return train, dev
+    in_order = {split: [link for title in grouped[split] for link in subjects[split][title]]
+                for split in grouped}
+    return train, dev, in_order

@@ -2,7 +2,8 @@
 
     {"question": "Where was Douglas Adams born?", "entities": ["Q42"]}
 
-``entities`` lists the linked entity ids in the linker's order (possibly empty). Any linker
+``entities`` lists the linked entity ids in the linker's order (possibly empty). An optional
+``id`` names the question (e.g. a SQuAD question id, for sidecars keyed by id). Any linker
 (ELQ or the built-in alias-dictionary linker) is adapted to this form. Ids are kept as strings
 without a format check, since a linker may output Wikipedia titles; other keys of a line are
 ignored. Errors name the file and the 1-based line.
@@ -25,6 +26,7 @@ class LinkedQuestion:
 
     question: str
     entities: tuple[str, ...] = ()
+    id: str | None = None
 
 
 def _parse(value: Any, path: str | Path, where: str) -> LinkedQuestion:
@@ -37,7 +39,10 @@ def _parse(value: Any, path: str | Path, where: str) -> LinkedQuestion:
     if not isinstance(entities, list) or not all(isinstance(e, str) and e for e in entities):
         raise DataFormatError(path, where, '"entities" as a list of non-empty id strings',
                               preview(entities))
-    return LinkedQuestion(question, tuple(entities))
+    qid = value.get("id")
+    if qid is not None and (not isinstance(qid, str) or not qid):
+        raise DataFormatError(path, where, '"id" as a non-empty string (or absent)', preview(qid))
+    return LinkedQuestion(question, tuple(entities), qid)
 
 
 def iter_linked_questions(path: str | Path, on_error: str = "raise",
@@ -56,5 +61,6 @@ def iter_linked_questions(path: str | Path, on_error: str = "raise",
 
 def write_linked_questions(path: str | Path, items: Iterable[LinkedQuestion]) -> Path:
     """Atomically write linked questions as JSON lines (UTF-8, non-ASCII kept), in order."""
-    return write_jsonl(path, ({"question": item.question, "entities": list(item.entities)}
+    return write_jsonl(path, ({**({"id": item.id} if item.id is not None else {}),
+                               "question": item.question, "entities": list(item.entities)}
                               for item in items))

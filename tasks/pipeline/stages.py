@@ -43,6 +43,10 @@ def _demo_world_only(params: Params) -> bool:
     return params.sources.world == "demo"
 
 
+def _retrieve_then_read_enabled(params: Params) -> bool:
+    return params.retrieve_then_read.enabled
+
+
 @dataclass(frozen=True)
 class Stage:
     """One box of the DAG: a Prefect flow run as one DVC stage."""
@@ -208,11 +212,23 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="readers", flow="flows.readers:readers",
         description="Extractive readers: EM/F1 on original vs paraphrased questions.",
-        params=("profile", "profiles", "sources", "readers"),
-        deps=(f"{_RAW}/squad", "${paths.data}/paraphrasing-squad"),
+        params=("profile", "profiles", "sources", "readers", "entity_questions.bucket_order",
+                "entity_questions.hyperlink_key"),
+        deps=(f"{_RAW}/squad", f"{_RAW}/hyperlinks", "${paths.data}/paraphrasing-squad"),
         outs=("${paths.data}/readers", "${paths.results}/readers", *_reports("readers.md")),
         metrics=_metrics("readers"),
         in_report=True,
+    ),
+    Stage(
+        name="retrieve_then_read", flow="flows.retrieve_then_read:retrieve_then_read",
+        description="Retrieve-then-read EM on EntityQuestions: the reader on each top-k.",
+        params=("profile", "profiles", "retrieve_then_read", "readers.model",
+                "retrieval.retrievers", "retrieval.has_answer_mode"),
+        deps=("${paths.results}/retrieval", "${paths.data}/readers"),
+        outs=("${paths.results}/retrieve_then_read", *_reports("retrieve_then_read.md")),
+        metrics=_metrics("retrieve_then_read"),
+        in_report=True,
+        when=_retrieve_then_read_enabled,
     ),
     Stage(
         name="reader_augmentation", flow="flows.reader_augmentation:reader_augmentation",
@@ -233,7 +249,8 @@ STAGES: tuple[Stage, ...] = (
               *_metrics("retriever_training", "retriever_experiments"),
               *_plots("retriever_tsne.png"),
               *_reports("paraphrase.md"), *_metrics("paraphrase", "retrieval_paraphrased",
-                                                    "readers", "reader_augmentation"),
+                                                    "readers", "reader_augmentation",
+                                                    "retrieve_then_read"),
               *_metrics("specialised_encoders")),
         outs=_reports("report.html"),
     ),

@@ -10,8 +10,15 @@ from tasks.io.squad import read_squad, write_predictions
 from tasks.orchestration import artifact_task
 from tasks.reading.augmentation import build_augmented_training
 from tasks.reading.augmentation_tables import compare_readers, write_augmentation_tables
+from tasks.reading.retrieve_then_read import (
+    load_questions,
+    read_top_passages,
+    write_predictions_per_k,
+)
+from tasks.reading.retrieve_then_read_tables import evaluate_open_predictions, write_open_tables
 from tasks.reading.robustness import evaluate_readers, write_reader_tables
 from tasks.reading.scoring import read_squad_v11, score_prediction_file
+from tasks.reading.subject_buckets import score_dev_buckets
 
 
 def resolve_reader_model(model: str) -> Path:
@@ -67,10 +74,11 @@ def evaluate_reader_predictions(predictions: Mapping[str, Mapping[str, Path]],
                                 set_files: Mapping[str, tuple[Path, Path]], metrics_path: Path,
                                 report_path: Path, dev_scores: Mapping[str, Mapping] | None,
                                 n_bootstrap: int = 1000, seed: int = 0,
-                                confidence: float = 0.95) -> dict:
+                                confidence: float = 0.95,
+                                dev_buckets: Mapping | None = None) -> dict:
     """Tables 1-2 from prediction files -> metrics JSON, Markdown, Prefect artifact."""
     metrics = evaluate_readers(predictions, set_files, n_bootstrap, seed, confidence)
-    return write_reader_tables(metrics, metrics_path, report_path, dev_scores)
+    return write_reader_tables(metrics, metrics_path, report_path, dev_scores, dev_buckets)
 
 
 def compare_augmented_readers(before: Mapping[str, Path], after: Mapping[str, Mapping[str, Path]],
@@ -85,11 +93,45 @@ def compare_augmented_readers(before: Mapping[str, Path], after: Mapping[str, Ma
                                      notes=notes)
 
 
+def retrieve_then_read_predictions(model_dir: Path, results_dirs: Mapping[str, Path],
+                                   out_dir: Path, ks: list[int], per_relation: int, seed: int,
+                                   batch_size: int = 64, mode: str = "eq-string",
+                                   device: str = "auto") -> dict:
+    """The reader on each retriever's top-k passages of the sampled EntityQuestions test
+    questions -> ``out_dir/<retriever>/top<k>.json`` (+ ``passages.json``, ``questions.json``).
+    Returns the counts per retriever and k and how many (question, passage) pairs were read."""
+    import torch
+
+    from models.reader.api import load_reader
+
+    sample = load_questions(results_dirs, per_relation, seed)
+    device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+    reader = load_reader(resolve_reader_model(str(model_dir)), device=device,
+                         bf16=device == "cuda")
+    spans = read_top_passages(reader, sample, max(ks), batch_size)
+    counts = write_predictions_per_k(sample, spans, ks, out_dir, mode)  # type: ignore[arg-type]
+    return {"out_dir": str(out_dir), "questions": len(sample.questions),
+            "passages_read": len(spans), "counts": counts}
+
+
+def evaluate_retrieve_then_read(out_dir: Path, retrievers: list[str], ks: list[int],
+                                baseline: str, counts: Mapping[str, Mapping], metrics_path: Path,
+                                report_path: Path, reader: str, n_bootstrap: int = 1000,
+                                seed: int = 0, confidence: float = 0.95) -> dict:
+    """Retrieve-then-read EM/recall tables from the prediction files -> JSON, Markdown."""
+    metrics = evaluate_open_predictions(out_dir, retrievers, ks, baseline, counts,
+                                        n_bootstrap=n_bootstrap, seed=seed,
+                                        confidence=confidence)
+    return write_open_tables(metrics, metrics_path, report_path, reader)
+
+
 train_reader_task = artifact_task(train_reader_on_squad, outputs=("out_dir",),
                                   name="readers: train reader")
 predict_task = artifact_task(predict_squad_files, outputs=("out_dir",),
                              name="readers: predict")
 score_dev_task = artifact_task(score_squad_files, name="readers: score SQuAD dev")
+dev_buckets_task = artifact_task(score_dev_buckets,
+                                 name="readers: SQuAD dev per subject-frequency bucket")
 evaluate_task = artifact_task(evaluate_reader_predictions,
                               outputs=("metrics_path", "report_path"),
                               name="readers: orig vs para tables")
@@ -98,3 +140,8 @@ augment_task = artifact_task(build_augmented_training, outputs=("out_dir",),
 compare_augmented_task = artifact_task(compare_augmented_readers,
                                        outputs=("metrics_path", "report_path"),
                                        name="readers: before vs after augmentation")
+rtr_predict_task = artifact_task(retrieve_then_read_predictions, outputs=("out_dir",),
+                                name="retrieve-then-read: read top-k passages")
+rtr_evaluate_task = artifact_task(evaluate_retrieve_then_read,
+                                  outputs=("metrics_path", "report_path"),
+                                  name="retrieve-then-read: EM tables")

@@ -1,6 +1,7 @@
 """The readers' sections of the HTML report: Tables 1-2 (EM/F1 on original vs paraphrased
-questions, ``metrics/readers.json``) and Tables 3-6 (before vs after re-training on paraphrased
-training questions, ``metrics/reader_augmentation.json``), with their headline lines.
+questions, ``metrics/readers.json``), Tables 3-6 (before vs after re-training on paraphrased
+training questions, ``metrics/reader_augmentation.json``) and retrieve-then-read on
+EntityQuestions (``metrics/retrieve_then_read.json``), with their headline lines.
 
 Every number is read from the metrics JSON the reading flows wrote (the row builders are the
 Markdown reports' own, :mod:`tasks.reporting.reader_tables`); a missing file says which flow did
@@ -14,7 +15,15 @@ from pathlib import Path
 
 from tasks.reporting.html_page import Heading, Section, Table, Text
 from tasks.reporting.html_sections import display_path, read_json
-from tasks.reporting.reader_tables import count_rows, gain_rows, reader_rows
+from tasks.reporting.reader_tables import (
+    bucket_rows,
+    comparison_rows,
+    count_rows,
+    gain_rows,
+    open_rows,
+    reader_rows,
+    relation_rows,
+)
 
 
 def _missing(section: Section, path: Path, root: Path) -> bool:
@@ -56,6 +65,13 @@ def readers_section(artifacts: Mapping[str, Path], root: Path) -> Section:
             "SQuAD dev (the readers' in-domain accuracy)", ["reader", "EM", "F1", "questions"],
             [[r, f"{s['exact_match']:.2f}", f"{s['f1']:.2f}", s["questions"]]
              for r, s in dev.items()], 1))
+    buckets = metrics.get("squad_dev_buckets")
+    if buckets:
+        header, rows = bucket_rows(buckets)
+        section.blocks.append(_table(
+            f"SQuAD dev per subject-frequency bucket ({buckets['linked']} of "
+            f"{buckets['questions']} questions with a known subject, buckets of equal "
+            f"{buckets['weight']}; bucket0 = {buckets['bucket0']})", header, rows, 2))
     return section
 
 
@@ -85,6 +101,38 @@ def augmentation_section(artifacts: Mapping[str, Path], root: Path) -> Section:
     return section
 
 
+def retrieve_then_read_section(artifacts: Mapping[str, Path], root: Path) -> Section:
+    """Retrieve-then-read EM on EntityQuestions: per retriever, k and relation; the baseline
+    vs each other retriever with paired bootstrap CIs."""
+    section = Section("retrieve-then-read", "Retrieve-then-read on EntityQuestions",
+                      "retrieve-then-read")
+    if _missing(section, artifacts["retrieve_then_read"], root):
+        return section
+    metrics = read_json(artifacts["retrieve_then_read"])
+    if not metrics["retrievers"]:
+        section.blocks.append(Text("No retriever results were found: nothing to read."))
+        return section
+    level = round(100 * metrics["confidence"])
+    section.blocks.append(Text(
+        f"The reader {metrics['reader']} (readers stage) reads the top-k passages of each "
+        f"retriever for {metrics['questions']} sampled test questions; its answer is the span "
+        "with the highest span score (start + end logit) over the k passages. EM in percent "
+        "(SQuAD normalisation, max over the answers), macro average over relations; recall@k "
+        "= questions with an answer in the passages read (the upper bound of EM@k)."))
+    header, rows = open_rows(metrics)
+    section.blocks.append(_table("EM and answer recall per retriever", header, rows, 1))
+    if metrics["comparisons"]:
+        header, rows = comparison_rows(metrics)
+        section.blocks.append(_table(
+            f"{metrics['baseline']} - other retriever: EM difference in points, paired "
+            f"bootstrap {level}% CI ({metrics['n_bootstrap']} resamples; * = excludes 0)",
+            header, rows, 2))
+    k = metrics["ks"][-1]
+    header, rows = relation_rows(metrics, k)
+    section.blocks.append(_table(f"EM@{k} per relation", header, rows, 1))
+    return section
+
+
 def reader_headline_lines(artifacts: Mapping[str, Path]) -> list[str]:
     """Headline Markdown lines: the F1 drop per reader and set, the F1 gain per kind and
     paraphrased file."""
@@ -107,4 +155,11 @@ def reader_headline_lines(artifacts: Mapping[str, Path]) -> list[str]:
                     lines.append(f"- {kind} augmentation on {name}: F1 after - before "
                                  f"{g['difference']:+.2f} points, CI "
                                  f"[{g['ci_low']:+.2f}, {g['ci_high']:+.2f}]")
+    if artifacts["retrieve_then_read"].is_file():
+        metrics = read_json(artifacts["retrieve_then_read"])
+        k = metrics["ks"][-1]
+        if metrics["retrievers"]:
+            lines.append(f"- retrieve-then-read EM@{k} (macro): " + ", ".join(
+                f"{name} {block[f'top{k}']['exact_match']:.2f}"
+                for name, block in metrics["retrievers"].items()))
     return lines

@@ -41,6 +41,7 @@ from tasks.reporting.html_readers import (
     augmentation_section,
     reader_headline_lines,
     readers_section,
+    retrieve_then_read_section,
 )
 from tasks.reporting.html_sections import (
     buckets_section,
@@ -101,6 +102,7 @@ def report_artifacts(layout: Layout) -> dict[str, Path]:
         "specialised": layout.specialised_metrics,
         "readers": layout.readers_metrics,
         "reader_augmentation": layout.augmentation_metrics,
+        "retrieve_then_read": layout.retrieve_then_read_metrics,
     }
 
 
@@ -153,6 +155,7 @@ def build_report(params: Params, artifacts: Mapping[str, Path],
         paraphrase_section(artifacts, root),
         paraphrased_retrieval_section(params, artifacts, root),
         readers_section(artifacts, root),
+        retrieve_then_read_section(artifacts, root),
         augmentation_section(artifacts, root),
         specialised_section(artifacts["specialised"],
                             display_path(artifacts["specialised"], root)),

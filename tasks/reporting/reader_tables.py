@@ -1,5 +1,6 @@
-"""Table rows of the readers' metrics (Gan & Ng, 2019, Tables 1-6), shared by the Markdown
-reports the reading flows write and the HTML report: pure functions of the metrics JSON."""
+"""Table rows of the readers' metrics (Gan & Ng, 2019, Tables 1-6; retrieve-then-read), shared by
+the Markdown reports the reading flows write and the HTML report: pure functions of the metrics
+JSON."""
 
 from __future__ import annotations
 
@@ -57,4 +58,58 @@ def count_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
     rows = [[kind, block["augmentation"].get("threshold", "-"),
              *[block["augmentation"].get(k, "-") for k in COUNT_KEYS]]
             for kind, block in metrics["kinds"].items()]
+    return header, rows
+
+
+def open_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
+    """One row per retriever: per k, macro EM and answer recall (shared with the HTML)."""
+    header = ["retriever", "questions"]
+    for k in metrics["ks"]:
+        header += [f"EM@{k}", f"recall@{k}"]
+    rows: list[list[object]] = []
+    for name, block in metrics["retrievers"].items():
+        row: list[object] = [name, block[f"top{metrics['ks'][0]}"]["questions"]]
+        for k in metrics["ks"]:
+            row += [f"{block[f'top{k}']['exact_match']:.2f}",
+                    f"{block[f'top{k}']['answer_recall']:.2f}"]
+        rows.append(row)
+    return header, rows
+
+
+def comparison_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
+    """One row per compared pair and k: the EM difference and its CI."""
+    level = round(100 * metrics["confidence"])
+    header = ["pair", "k", "EM difference", f"EM {level}% CI"]
+    rows = [[pair, k, f"{c['difference']:+.2f}",
+             f"[{c['ci_low']:+.2f}, {c['ci_high']:+.2f}]" + (" *" if c["significant"] else "")]
+            for pair, by_k in metrics["comparisons"].items()
+            for k, c in ((int(key[3:]), value) for key, value in by_k.items())]
+    return header, rows
+
+
+def relation_rows(metrics: Mapping, k: int) -> tuple[list[str], list[list[object]]]:
+    """EM at k per relation (rows) and retriever (columns)."""
+    names = list(metrics["retrievers"])
+    header = ["relation", "questions", *names]
+    relations = sorted(metrics["questions_per_relation"])
+    rows = [[r, metrics["questions_per_relation"][r],
+             *[f"{metrics['retrievers'][n][f'top{k}']['per_relation'][r]['exact_match']:.2f}"
+               for n in names]] for r in relations]
+    return header, rows
+
+
+def bucket_rows(buckets: Mapping) -> tuple[list[str], list[list[object]]]:
+    """SQuAD dev EM/F1 per subject-frequency bucket (rows) and reader (column pairs)."""
+    readers = list(next(iter(buckets["buckets"].values()))["readers"]) if buckets["buckets"] \
+        else []
+    header = ["bucket", "hyperlinks", "questions",
+              *[f"{r} {m}" for r in readers for m in ("EM", "F1")]]
+    rows: list[list[object]] = []
+    for name, b in buckets["buckets"].items():
+        span = f"{b['hyperlinks'][0]}-{b['hyperlinks'][1]}" if b["hyperlinks"] else "-"
+        row: list[object] = [name, span, b["questions"]]
+        for reader in readers:
+            s = b["readers"][reader]
+            row += [f"{s['exact_match']:.2f}", f"{s['f1']:.2f}"] if s else ["-", "-"]
+        rows.append(row)
     return header, rows

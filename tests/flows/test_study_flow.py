@@ -133,6 +133,25 @@ def test_smoke_scores_equal_the_expected_ones(two_runs, smoke_params):
     assert sum(f.status == "equal" for f in findings) > 100
 
 
+def test_retrieve_then_read_reads_every_retriever(two_runs, smoke_params):
+    from tasks.io.squad import read_predictions
+    from tasks.reading.retrieve_then_read import predictions_file
+
+    layout, cfg = Layout(smoke_params), smoke_params.retrieve_then_read
+    metrics = json.loads(layout.retrieve_then_read_metrics.read_text())
+    names = list(smoke_params.retrieval.retrievers)
+    assert list(metrics["retrievers"]) == names
+    assert metrics["questions"] == 24 * cfg.questions_per_relation
+    assert set(metrics["comparisons"]) == {f"bm25 - {n}" for n in names if n != "bm25"}
+    for name, block in metrics["retrievers"].items():
+        recalls = [block[f"top{k}"]["answer_recall"] for k in cfg.ks]
+        assert recalls == sorted(recalls), name  # more passages cannot lose an answer
+        for k in cfg.ks:
+            assert block[f"top{k}"]["questions"] == metrics["questions"]
+            preds = read_predictions(predictions_file(layout.retrieve_then_read_results, name, k))
+            assert len(preds) == metrics["questions"]
+
+
 def test_every_registry_output_exists_after_the_study(two_runs, smoke_params):
     """The registry (hence dvc.yaml) names the paths the flows really write."""
     from tasks.pipeline.stages import STAGES

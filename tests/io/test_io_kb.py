@@ -95,9 +95,12 @@ def test_hyperlink_count_errors(tmp_path: Path, line: str, pattern: str) -> None
 def test_linked_questions_round_trip_and_errors(tmp_path: Path) -> None:
     items = [LinkedQuestion("Where was Douglas Adams born?", ("Q42",)),
              LinkedQuestion("Wo liegt Zürich?\tTab", ("Q72", "Q39")),
-             LinkedQuestion("東京はどこ？", ())]
+             LinkedQuestion("東京はどこ？", ()),
+             LinkedQuestion("Where was Ada born?", ("Q7259",), "squad-id-1")]
     path = write_linked_questions(tmp_path / "linked.jsonl", items)
     assert list(iter_linked_questions(path)) == items
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert '"id"' not in lines[0] and lines[3].startswith('{"id": "squad-id-1"')
     bad = tmp_path / "linked_bad.jsonl"
     bad.write_text('{"question": "ok?", "entities": ["Q1"]}\n'
                    '{"question": "no entities?"}\n'

@@ -59,3 +59,23 @@ def test_flow_writes_checkpoint_predictions_and_tables(flow_run):
     saved = json.loads(layout.readers_metrics.read_text())
     assert saved["squad_dev"][name]["questions"] == n
     assert f"| dev | {name} | {n} |" in layout.readers_report.read_text()
+    # the demo world knows every dev question's subject: EM/F1 per subject-frequency bucket
+    buckets = saved["squad_dev_buckets"]
+    assert buckets["linked"] == n and buckets["unlinked"] == 0
+    assert len(buckets["buckets"]) == params.readers.subject_buckets
+    assert sum(b["questions"] for b in buckets["buckets"].values()) == n
+    dev_em = saved["squad_dev"][name]["exact_match"]
+    weighted = sum(b["questions"] * b["readers"][name]["exact_match"]
+                   for b in buckets["buckets"].values() if b["questions"]) / n
+    assert weighted == pytest.approx(dev_em, abs=0.05)
+    assert "per subject-frequency bucket" in layout.readers_report.read_text()
+
+
+def test_without_subject_links_buckets_are_skipped_with_a_note(flow_run, capsys):
+    from flows.readers import dev_buckets
+
+    params = flow_run[0]
+    absent = params.model_copy(update={"sources": params.sources.model_copy(
+        update={"squad_dev_entities": "squad/none.jsonl"})})
+    assert dev_buckets(absent, {}) is None
+    assert "no subject links" in capsys.readouterr().out

@@ -51,7 +51,7 @@ def _write(path: Path, content: object) -> None:
 
 ALL_FLOWS = ("entity-questions", "train-retriever", "retrieval", "retriever-experiments",
              "specialised-encoders", "paraphrase", "paraphrased-retrieval", "readers",
-             "reader-augmentation")
+             "retrieve-then-read", "reader-augmentation")
 
 
 _GAIN = {"difference": 4.5, "ci_low": 0.75, "ci_high": 8.25, "significant": True}
@@ -63,7 +63,13 @@ READERS = {"n_bootstrap": 200, "seed": 0, "confidence": 0.95, "sets": {"dev": ["
                                     "significant": False},
                "f1_drop": {"difference": 14.28, "ci_low": 1.25, "ci_high": 30.5,
                            "significant": True}}}},
-           "squad_dev": {"minilm": {"exact_match": 66.5, "f1": 71.25, "questions": 20}}}
+           "squad_dev": {"minilm": {"exact_match": 66.5, "f1": 71.25, "questions": 20}},
+           "squad_dev_buckets": {"questions": 20, "linked": 18, "unlinked": 2,
+                                 "weight": "questions",
+                                 "bucket0": "rarest subjects", "buckets": {
+               "bucket0": {"questions": 18, "hyperlinks": [3, 77],
+                           "readers": {"minilm": {"exact_match": 61.11, "f1": 64.72}}},
+               "bucket1": {"questions": 0, "hyperlinks": None, "readers": {"minilm": None}}}}}
 AUGMENTATION = {"n_bootstrap": 200, "seed": 0, "confidence": 0.95, "files": {}, "kinds": {
     "non_adversarial": {
         "augmentation": {"threshold": 0.9, "training_questions": 40, "candidates": 31,
@@ -74,6 +80,19 @@ AUGMENTATION = {"n_bootstrap": 200, "seed": 0, "confidence": 0.95, "files": {}, 
                               "exact_match_gain": _GAIN, "f1_gain": _GAIN},
                  "adv_para": {"questions": 0}}}}}
 
+_RTR_BLOCK = {"top1": {"exact_match": 12.5, "answer_recall": 37.5, "questions": 8,
+                       "per_relation": {"P19": {"exact_match": 25.0}}},
+              "top5": {"exact_match": 31.25, "answer_recall": 62.5, "questions": 8,
+                       "per_relation": {"P19": {"exact_match": 33.33}}}}
+RETRIEVE_THEN_READ = {
+    "ks": [1, 5], "baseline": "bm25", "questions": 8, "questions_per_relation": {"P19": 8},
+    "n_bootstrap": 200, "seed": 0, "confidence": 0.95, "reader": "minilm",
+    "retrievers": {"bm25": _RTR_BLOCK, "dense": {
+        "top1": {**_RTR_BLOCK["top1"], "exact_match": 6.25},
+        "top5": {**_RTR_BLOCK["top5"], "per_relation": {"P19": {"exact_match": 11.11}}}}},
+    "comparisons": {"bm25 - dense": {
+        "top1": {"difference": 6.25, "ci_low": -3.5, "ci_high": 18.75, "significant": False},
+        "top5": {"difference": 0.0, "ci_low": -9.0, "ci_high": 9.0, "significant": False}}}}
 
 
 def _experiments() -> dict:
@@ -174,6 +193,8 @@ def _world(root: Path, flows: tuple[str, ...] = ALL_FLOWS) -> Layout:
         _write(layout.readers_metrics, READERS)
     if "reader-augmentation" in flows:
         _write(layout.augmentation_metrics, AUGMENTATION)
+    if "retrieve-then-read" in flows:
+        _write(layout.retrieve_then_read_metrics, RETRIEVE_THEN_READ)
     return layout
 
 
@@ -198,7 +219,9 @@ def test_report_holds_every_flows_numbers_figures_params_and_fingerprints(tmp_pa
                    "-7.50 [-15.00, -1.25]", "+0.312",  # Table 3 CI, Figure 2 silhouette
                    "44.25", "+12.75", "no training questions: not run", "4,141 bytes",  # Table 4
                    "57.14", "47.62", "+14.28", "[+1.25, +30.50] *", "71.25",  # Tables 1-2
-                   "0.9", "19", "52.12", "+4.50", "[+0.75, +8.25] *"):  # Tables 3-6
+                   "18 of 20 questions", "3-77", "61.11", "64.72",  # dev per bucket
+                   "0.9", "19", "52.12", "+4.50", "[+0.75, +8.25] *",  # Tables 3-6
+                   "12.50", "37.50", "62.50", "+6.25", "[-3.50, +18.75]", "11.11"):  # RTR
         assert number in html, number
     assert "61.50" not in html  # training times stay in the metrics (reproducible page)
     for png in (layout.retrieval_accuracy_plot, layout.retrieval_buckets_plot,
@@ -216,9 +239,11 @@ def test_report_holds_every_flows_numbers_figures_params_and_fingerprints(tmp_pa
     assert "reader minilm on dev: F1 orig - para +14.28 points" in report.headline
     assert "non_adversarial augmentation on dev_para: F1 after - before +4.50" in \
         report.headline
+    assert "retrieve-then-read EM@5 (macro): bm25 31.25, dense 31.25" in report.headline
     for anchor in ("overview", "entityquestions", "topk", "comparison", "buckets", "paraphrase",
                    "paraphrased-retrieval", "retriever-training", "retriever-experiments",
-                   "specialised", "readers", "reader-augmentation", "params", "fingerprints"):
+                   "specialised", "readers", "retrieve-then-read", "reader-augmentation",
+                   "params", "fingerprints"):
         assert f'href="#{anchor}"' in html and f'id="{anchor}"' in html
 
 
@@ -242,16 +267,17 @@ def test_missing_flows_are_listed_as_not_run(tmp_path):
     report = _build(layout)
     assert report.not_run == ["train-retriever", "retrieval", "retriever-experiments",
                               "specialised-encoders", "paraphrase", "paraphrased-retrieval",
-                              "readers", "reader-augmentation"]
+                              "readers", "retrieve-then-read", "reader-augmentation"]
     html = report.html
     # top-k, comparison, buckets, retriever training and experiments, specialised encoders,
-    # paraphrase x2, readers x2
-    assert html.count('class="not-run-note"') == 10
+    # paraphrase x2, readers x3
+    assert html.count('class="not-run-note"') == 11
     assert "metrics/retrieval_bm25.json" in html  # what is missing, relative to the run root
     assert "metrics/specialised_encoders.json" in html
     assert "metrics/reader_augmentation.json" in html
     assert ("not run: train-retriever, retrieval, retriever-experiments, specialised-encoders, "
-            "paraphrase, paraphrased-retrieval, readers, reader-augmentation") in report.headline
+            "paraphrase, paraphrased-retrieval, readers, retrieve-then-read, "
+            "reader-augmentation") in report.headline
     assert "Relations selected" in html  # what did run is there
 
 

@@ -1,0 +1,95 @@
+"""Reader EM/F1 on SQuAD dev per subject-frequency bucket (beyond the papers).
+
+Where the subject of each dev question is known -- the demo world writes it beside the SQuAD
+files (``sources.squad_dev_entities``: the entity-linking JSONL interchange with the question
+``id``, one line per question, ``entities[0]`` = the subject) -- the questions are bucketed by
+their subject's hyperlink count (``sources.hyperlink_counts``) with EntityQuestions' cut
+(:func:`tasks.questions.buckets.bucket_of_sorted`: sorted by count, cut into ``n_buckets`` of
+about equal cumulative weight; ``order`` numbers bucket 0 as the rarest or the most frequent),
+and each reader's EM/F1 (official SQuAD v1.1) is reported per bucket. ``weight="hyperlinks"``
+weighs a question by its subject's count, as EntityQuestions weighs facts: with a long tail and
+a couple of hundred questions, the popular buckets then hold one question each (measured on the
+demo world: 192 of 200 dev questions in bucket 0 of 8), so the default ``"questions"`` weighs
+every question 1 (equal-size buckets, i.e. popularity quantiles). Dev questions without a line
+are counted (``unlinked``) and left out of the buckets; a line whose id is not a dev question is
+an error naming the file and line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from tasks.evaluation.squad_metrics import iter_squad_v11, per_question_scores
+from tasks.io.errors import DataFormatError
+from tasks.io.linking import iter_linked_questions
+from tasks.io.squad import SquadDataset, read_predictions
+from tasks.questions.buckets import bucket_of_sorted, read_frequencies
+from tasks.reading.scoring import read_squad_v11
+
+
+def read_subjects(path: Path, known_ids: set[str]) -> dict[str, str]:
+    """``{question id: subject id}`` of a SQuAD subject sidecar (JSONL interchange + ``id``)."""
+    subjects: dict[str, str] = {}
+    for line, item in enumerate(iter_linked_questions(path), start=1):
+        if item.id is None or not item.entities:
+            raise DataFormatError(path, f"line {line}", 'an "id" and one subject in '
+                                  '"entities"', f"id {item.id!r}, entities {list(item.entities)}")
+        if item.id not in known_ids:
+            raise DataFormatError(path, f"line {line}", "the id of a question of the SQuAD "
+                                  "file", repr(item.id))
+        subjects[item.id] = item.entities[0]
+    return subjects
+
+
+def bucket_questions(subjects: Mapping[str, str], frequency: Mapping[str, int], n_buckets: int,
+                     order: str = "ascending", weight: str = "questions"
+                     ) -> dict[str, tuple[int, int]]:
+    """``{question id: (bucket, hyperlink count)}``: questions sorted by their subject's count (a
+    subject without a count has 0), cut into buckets of equal cumulative ``weight``: 1 per
+    question (``"questions"``) or the count (``"hyperlinks"``, EntityQuestions' buckets)."""
+    if weight not in ("questions", "hyperlinks"):
+        raise ValueError(f"weight must be 'questions' or 'hyperlinks', not {weight!r}")
+    scored = sorted(((int(frequency.get(s, 0)), s, qid) for qid, s in subjects.items()))
+    labels = bucket_of_sorted([count if weight == "hyperlinks" else 1
+                               for count, _, _ in scored], n_buckets)
+    if order == "descending":
+        labels = [n_buckets - 1 - b for b in labels]
+    return {qid: (b, count) for (count, _, qid), b in zip(scored, labels, strict=True)}
+
+
+def bucket_scores(dataset: SquadDataset, predictions: Mapping[str, Mapping[str, str]],
+                  subjects: Mapping[str, str], frequency: Mapping[str, int], n_buckets: int,
+                  order: str = "ascending", weight: str = "questions") -> dict:
+    """Per bucket: questions, hyperlink range and each reader's EM/F1 (percent, 2 decimals;
+    ``None`` for an empty bucket)."""
+    gold = list(iter_squad_v11(dataset.raw))
+    buckets = bucket_questions(subjects, frequency, n_buckets, order, weight)
+    per_reader = {reader: per_question_scores(gold, preds) for reader, preds in
+                  predictions.items()}
+    out: dict[str, dict] = {}
+    for b in range(n_buckets):
+        ids = [qid for qid, _ in gold if qid in buckets and buckets[qid][0] == b]
+        counts = [buckets[qid][1] for qid in ids]
+        out[f"bucket{b}"] = {
+            "questions": len(ids),
+            "hyperlinks": [min(counts), max(counts)] if counts else None,
+            "readers": {reader: ({"exact_match": round(100 * sum(s[i][0] for i in ids) / len(ids),
+                                                       2),
+                                  "f1": round(100 * sum(s[i][1] for i in ids) / len(ids), 2)}
+                                 if ids else None) for reader, s in per_reader.items()}}
+    return {"n_buckets": n_buckets, "order": order, "weight": weight,
+            "bucket0": "rarest subjects" if order == "ascending" else "most frequent subjects",
+            "questions": len(gold), "linked": len(buckets),
+            "unlinked": len(gold) - len(buckets), "buckets": out}
+
+
+def score_dev_buckets(predictions: Mapping[str, Path], data_file: Path, subjects_file: Path,
+                      hyperlinks: Path, n_buckets: int, order: str = "ascending",
+                      key: str = "wikidata", weight: str = "questions") -> dict:
+    """:func:`bucket_scores` from files: ``{reader: predictions file}`` of one SQuAD file."""
+    dataset = read_squad_v11(data_file)
+    subjects = read_subjects(subjects_file, {qid for qid, _ in iter_squad_v11(dataset.raw)})
+    frequency = read_frequencies(hyperlinks, key=key)
+    return bucket_scores(dataset, {r: read_predictions(p) for r, p in predictions.items()},
+                         subjects, frequency, n_buckets, order, weight)
