@@ -58,12 +58,13 @@ class FineTuned:
 
 
 def baseline_of(retriever: DenseRetriever, index: DenseIndexRef) -> Baseline:
-    """The saved DPR pair behind a registered dense retriever (``trained:<run>`` or any
-    ``question_encoder/`` + ``ctx_encoder/`` directory pair)."""
+    """The saved pair behind a registered dense retriever (``trained:<run>`` or any
+    ``question_encoder/`` + ``ctx_encoder/`` directory pair: DPR checkpoints or plain
+    encoders)."""
     spec = retriever.encoder()
-    if spec.kind != "dpr":
-        raise ValueError(f"retriever {retriever.name!r} is a {spec.kind} encoder; fine-tuning "
-                         "starts from a DPR pair (question_encoder/ + ctx_encoder/)")
+    if spec.kind == "shared":
+        raise ValueError(f"retriever {retriever.name!r} is a shared encoder; fine-tuning "
+                         "starts from a pair (question_encoder/ + ctx_encoder/)")
     question, ctx = Path(spec.question_model), Path(spec.ctx_model)
     if question.parent != ctx.parent:
         raise ValueError(f"retriever {retriever.name!r}: {question} and {ctx} are not one saved"

@@ -23,7 +23,10 @@ class RetrieverTrainConfig(BaseModel):
 
     ``shared``: one encoder for questions and passages (saved as one ``encoder/`` directory,
     ``cls`` or ``mean`` pooling); otherwise two encoders initialised from the same checkpoint
-    and saved as a DPR pair (``question_encoder/``, ``ctx_encoder/``), which pool ``[CLS]``.
+    and saved as a pair (``question_encoder/``, ``ctx_encoder/``): with ``cls`` pooling as DPR
+    checkpoints (``DPRQuestionEncoder`` / ``DPRContextEncoder``, what ``facebook/dpr-*`` are),
+    with ``mean`` pooling as two plain ``AutoModel`` checkpoints (DPR's format cannot express
+    mean pooling; the pooling is recorded in ``training_args.json``).
     ``freeze``: ``full`` trains both, ``onlyQ`` trains the question encoder only (passage
     encoder frozen, e.g. to keep an existing passage index valid), ``onlyP`` the passage
     encoder only. Hardware is configuration: ``devices > 1`` or ``num_nodes > 1`` trains with
@@ -81,9 +84,6 @@ class RetrieverTrainConfig(BaseModel):
     def _consistent(self) -> RetrieverTrainConfig:
         if self.max_steps is None and self.max_epochs is None:
             raise ValueError("set max_steps or max_epochs")
-        if not self.shared and self.pooling != "cls":
-            raise ValueError("a separate question/passage pair is saved as DPR checkpoints, "
-                             "which pool [CLS]: use pooling 'cls', or shared: true for 'mean'")
         if self.shared and self.freeze != "full":
             raise ValueError(f"freeze {self.freeze!r} needs two encoders (shared: false)")
         return self

@@ -142,14 +142,18 @@ def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
 
     from models.retriever.datamodule import RetrieverDataModule
     from models.retriever.module import RetrieverModule
-    from models.retriever.network import BiEncoder, is_saved_pair
+    from models.retriever.network import BiEncoder, is_saved_pair, saved_pair_pooling
 
     init_dir = Path(init_model)
     pair = is_saved_pair(init_dir)  # fine-tuning a saved DPR pair (e.g. DPR-NQ)
     if pair and config.shared:
         raise ValueError(f"{init_dir}: a saved question/passage pair cannot start a shared "
                          "encoder (shared: false to fine-tune it)")
-    if not config.shared and not pair:
+    if pair and saved_pair_pooling(init_dir) != config.pooling:
+        raise ValueError(f"{init_dir}: a pair trained with pooling "
+                         f"{saved_pair_pooling(init_dir)!r} cannot be fine-tuned with pooling "
+                         f"{config.pooling!r} (set pooling: {saved_pair_pooling(init_dir)})")
+    if not config.shared and not pair and config.pooling == "cls":
         check_dpr_convertible(init_dir, "init model")
     checkpoint_dir = Path(checkpoint_dir)
     hardware = resolve_hardware(config)

@@ -3,12 +3,15 @@
 Layout of a saved retriever (``out_dir``)::
 
     question_encoder/   DPRQuestionEncoder (projection_dim 0: pooler_output = [CLS]) + tokenizer
-    ctx_encoder/        DPRContextEncoder + tokenizer            (a separate pair), or
+    ctx_encoder/        DPRContextEncoder + tokenizer            (a separate pair, cls), or
+                        two plain AutoModel checkpoints          (a separate pair, mean), or
     encoder/            one AutoModel + tokenizer                (shared: cls or mean pooling)
     training_args.json  the RetrieverTrainConfig, data sizes, init model, hardware, versions
     trainer_state.json  steps, time, loss history
 
-A DPR pair is what ``facebook/dpr-*-single-nq-base`` are, so
+A mean-pooled pair cannot be a DPR checkpoint (DPR pools ``[CLS]``): its two sides are saved
+as plain ``AutoModel`` directories, which ``resolve_encoder_spec(question, ctx, pooling="mean")``
+loads as a ``pair``. A DPR pair is what ``facebook/dpr-*-single-nq-base`` are, so
 ``tasks.retrieval.encoders.resolve_encoder_spec(".../question_encoder")`` finds its
 ``ctx_encoder`` by name and pools with ``pooler_output``;
 :func:`tasks.training.retriever.encoder_spec` does that.
@@ -77,7 +80,8 @@ def save_biencoder(model: Any, tokenizer: Any, out_dir: Path) -> None:
         return
     for side, module, name in (("question", model.question_model, QUESTION_DIR),
                                ("ctx", model.ctx_model, CTX_DIR)):
-        to_dpr(module, side).save_pretrained(out_dir / name, safe_serialization=True)
+        saved = to_dpr(module, side) if model.pooling == "cls" else module
+        saved.save_pretrained(out_dir / name, safe_serialization=True)
         tokenizer.save_pretrained(out_dir / name)
 
 

@@ -46,9 +46,10 @@ def is_saved_pair(path: str | Path) -> bool:
 
 
 def load_dpr_bert(retriever_dir: str | Path, side: str) -> nn.Module:
-    """The ``BertModel`` inside the saved DPR question (``side="question"``) or context
-    (``"ctx"``) encoder of ``retriever_dir``; its weights as saved (the inverse of
-    :func:`models.retriever.export.to_dpr`)."""
+    """The ``BertModel`` inside the saved question (``side="question"``) or context (``"ctx"``)
+    encoder of ``retriever_dir``, its weights as saved: the inverse of
+    :func:`models.retriever.export.to_dpr` for a DPR pair, the plain ``AutoModel`` for a
+    mean-pooled pair (saved without the DPR wrapper)."""
     from transformers import DPRContextEncoder, DPRQuestionEncoder
 
     from models.hf_logging import quiet_transformers
@@ -57,13 +58,31 @@ def load_dpr_bert(retriever_dir: str | Path, side: str) -> nn.Module:
     if side not in ("question", "ctx"):
         raise ValueError(f"side must be 'question' or 'ctx', not {side!r}")
     path = Path(retriever_dir) / (QUESTION_DIR if side == "question" else CTX_DIR)
-    if model_type(path) != "dpr":
-        raise ValueError(f"{path}: model_type {model_type(path)!r}, expected a saved DPR "
-                         f"{side} encoder ('dpr')")
+    found = model_type(path)
+    if found != "dpr":
+        if saved_pair_pooling(retriever_dir) == "mean":
+            return load_encoder_model(path)
+        raise ValueError(f"{path}: model_type {found!r}, expected a saved DPR {side} encoder "
+                         "('dpr'; a mean-pooled pair records pooling 'mean' in "
+                         "training_args.json)")
     with quiet_transformers():
         if side == "question":
             return DPRQuestionEncoder.from_pretrained(str(path)).question_encoder.bert_model
         return DPRContextEncoder.from_pretrained(str(path)).ctx_encoder.bert_model
+
+
+def saved_pair_pooling(retriever_dir: str | Path) -> str:
+    """The pooling a saved retriever was trained with (``training_args.json``; ``cls`` when the
+    file or the field is absent, as for DPR checkpoints from elsewhere)."""
+    from models.retriever.export import TRAINING_ARGS_FILE
+
+    args_file = Path(retriever_dir) / TRAINING_ARGS_FILE
+    if not args_file.is_file():
+        return "cls"
+    pooling = json.loads(args_file.read_text(encoding="utf-8")).get("pooling", "cls")
+    if pooling not in ("cls", "mean"):
+        raise ValueError(f"{args_file}: pooling {pooling!r}, expected 'cls' or 'mean'")
+    return str(pooling)
 
 
 def pool(hidden: Tensor, mask: Tensor, pooling: str) -> Tensor:
@@ -125,9 +144,10 @@ class BiEncoder(nn.Module):
     def from_saved_pair(cls, retriever_dir: str | Path, freeze: str = "full") -> BiEncoder:
         """The two encoders of a retriever saved as a DPR pair (``question_encoder/`` +
         ``ctx_encoder/``, :func:`models.retriever.export.save_biencoder`): fine-tuning starts
-        from its weights (e.g. DPR-NQ), each side from its own encoder."""
+        from its weights (e.g. DPR-NQ), each side from its own encoder, pooled as it was
+        trained (:func:`saved_pair_pooling`)."""
         return cls(load_dpr_bert(retriever_dir, "question"), load_dpr_bert(retriever_dir, "ctx"),
-                   "cls", freeze)
+                   saved_pair_pooling(retriever_dir), freeze)
 
     @property
     def dim(self) -> int:

@@ -1,6 +1,6 @@
 """Which dense encoder: a resolved model (:class:`EncoderSpec`), its vectors (:class:`Embeddings`).
 
-Two kinds of models load from a local directory or a hub name (hub names resolve through the
+Three kinds of models load from a local directory or a hub name (hub names resolve through the
 local Hugging Face cache; the hub is offline here):
 
 - **DPR** (config ``model_type == "dpr"``): a ``DPRQuestionEncoder`` for questions and a
@@ -11,6 +11,9 @@ local Hugging Face cache; the hub is offline here):
 - **shared**: one BERT-family encoder (``AutoModel``) for both sides with ``cls`` or ``mean``
   pooling (sentence-transformers models such as all-MiniLM-L6-v2 use mean pooling and L2
   normalisation).
+- **pair**: two BERT-family encoders (``AutoModel``), one for questions and one for passages
+  (``ctx_model`` names a different directory), both with ``cls`` or ``mean`` pooling: e.g. a
+  mean-pooled pair trained by the train-retriever flow.
 
 An :class:`EncoderSpec` names a model and every setting that changes its vectors; its
 ``fingerprint`` (model file contents + settings) is recorded with every shard and index so that
@@ -43,7 +46,7 @@ class EncoderSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
-    kind: Literal["dpr", "shared"]
+    kind: Literal["dpr", "shared", "pair"]
     question_model: str
     ctx_model: str
     pooling: Pooling
@@ -121,7 +124,8 @@ def resolve_encoder_spec(model: str, ctx_model: str | None = None,
                          normalize: bool = True, name: str | None = None) -> EncoderSpec:
     """Resolve a configured model into an :class:`EncoderSpec` (directories + fingerprint).
 
-    ``pooling`` applies to shared encoders; DPR checkpoints always use their ``pooler_output``.
+    ``pooling`` applies to shared encoders and to pairs of plain encoders (``ctx_model`` a
+    non-DPR directory other than ``model``); DPR checkpoints always use their ``pooler_output``.
     """
     question_dir = resolve_model_path(model)
     model_type, architectures = _model_type(question_dir)
@@ -143,12 +147,16 @@ def resolve_encoder_spec(model: str, ctx_model: str | None = None,
                 raise ValueError(f"{path}: expected a {want} checkpoint, found {arch}")
         kind, used_pooling = "dpr", "pooler"
     else:
-        if ctx_model is not None and resolve_model_path(ctx_model) != question_dir:
-            raise ValueError(f"{model!r} is a {model_type or 'non-DPR'} model: one shared "
-                             f"encoder, so ctx_model ({ctx_model!r}) must be unset")
         if pooling not in ("cls", "mean"):
             raise ValueError(f"pooling must be 'cls' or 'mean', not {pooling!r}")
         ctx_dir, kind, used_pooling = question_dir, "shared", pooling
+        if ctx_model is not None and resolve_model_path(ctx_model) != question_dir:
+            ctx_dir, kind = resolve_model_path(ctx_model), "pair"
+            ctx_type, _ = _model_type(ctx_dir)
+            if ctx_type == "dpr":
+                raise ValueError(f"{ctx_model!r} is a DPR context encoder but {model!r} is a "
+                                 f"{model_type or 'non-DPR'} model: a pair is two DPR "
+                                 "checkpoints or two plain encoders")
     if max_length < 8:
         raise ValueError(f"max_length must be >= 8, not {max_length}")
     payload = {

@@ -102,6 +102,10 @@ def _load_encoder(spec: EncoderSpec, device: str) -> LoadedEncoder:
         ctx_model = DPRContextEncoder.from_pretrained(spec.ctx_model)
         question_tokenizer = AutoTokenizer.from_pretrained(spec.question_model)
         ctx_tokenizer = AutoTokenizer.from_pretrained(spec.ctx_model)
+    elif spec.kind == "pair":
+        question_model, ctx_model = _auto_model(spec.question_model), _auto_model(spec.ctx_model)
+        question_tokenizer = AutoTokenizer.from_pretrained(spec.question_model)
+        ctx_tokenizer = AutoTokenizer.from_pretrained(spec.ctx_model)
     else:
         question_model = ctx_model = _auto_model(spec.question_model)
         question_tokenizer = ctx_tokenizer = AutoTokenizer.from_pretrained(spec.question_model)

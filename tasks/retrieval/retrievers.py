@@ -170,21 +170,25 @@ TRAINED_PREFIX = "trained:"
 
 def trained_encoder_config(named: NamedDenseConfig, trained_dir: Path) -> NamedDenseConfig:
     """A ``trained:`` encoder as the saved directories of
-    :func:`models.retriever.export.save_biencoder`: a DPR pair (``question_encoder/`` +
-    ``ctx_encoder/``, [CLS], DPR's raw dot product) or one shared ``encoder/``."""
+    :func:`models.retriever.export.save_biencoder`: a pair (``question_encoder/`` +
+    ``ctx_encoder/``: DPR checkpoints pooling [CLS], or plain encoders with mean pooling) or one
+    shared ``encoder/``; the pooling it was trained with (``training_args.json``), DPR's raw
+    dot product."""
     from models.retriever.export import CTX_DIR, QUESTION_DIR, SHARED_DIR
+    from models.retriever.network import saved_pair_pooling
 
     trained_dir = Path(trained_dir)
+    pooling = saved_pair_pooling(trained_dir)
     if (trained_dir / SHARED_DIR).is_dir():
         return named.model_copy(update={"model": str(trained_dir / SHARED_DIR),
-                                        "normalize": False})
+                                        "pooling": pooling, "normalize": False})
     if not (trained_dir / QUESTION_DIR).is_dir():
         raise FileNotFoundError(
             f"{named.model}: no trained retriever at {trained_dir} (expected {QUESTION_DIR}/ + "
             f"{CTX_DIR}/ or {SHARED_DIR}/); run the train-retriever stage first")
     return named.model_copy(update={"model": str(trained_dir / QUESTION_DIR),
                                     "ctx_model": str(trained_dir / CTX_DIR),
-                                    "normalize": False})
+                                    "pooling": pooling, "normalize": False})
 
 
 def registry_from_config(cfg: RetrievalConfig,

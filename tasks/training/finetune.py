@@ -78,12 +78,13 @@ def finetune_config(base: RetrieverTrainConfig,
     """``base`` (``retriever_training.dpr``) with the fine-tuning overrides (Tables 2-3's
     ``retriever_experiments.finetune`` or Table 4's ``specialised_encoders`` steps: fields left
     ``None`` or absent keep ``base``) and ``freeze`` (``full`` / ``onlyQ`` / ``onlyP``),
-    validated again (a DPR pair, never shared)."""
+    validated again (a pair, never shared; pooled as ``base``, the config that trained the
+    baseline pair: a pair saved with another pooling is refused when the fine-tune starts)."""
     update: dict[str, Any] = {k: getattr(overrides, k) for k in _OVERRIDDEN
                               if getattr(overrides, k, None) is not None}
     if overrides.max_steps is None:
         update["max_steps"] = None
-    update.update(freeze=freeze, shared=False, pooling="cls")
+    update.update(freeze=freeze, shared=False)
     return RetrieverTrainConfig.model_validate({**base.model_dump(), **update})
 
 

@@ -109,7 +109,8 @@ def encoder_spec(out_dir: str | Path, max_length: int | None = None,
         return resolve_encoder_spec(str(out_dir / SHARED_DIR), pooling=args["pooling"],
                                     max_length=length, normalize=False, name=name)
     return resolve_encoder_spec(str(out_dir / QUESTION_DIR), str(out_dir / CTX_DIR),
-                                max_length=length, normalize=False, name=name)
+                                pooling=args.get("pooling", "cls"), max_length=length,
+                                normalize=False, name=name)
 
 
 def trained_encoder(out_dir: Path, name: str | None = None) -> dict[str, Any]:
@@ -117,9 +118,9 @@ def trained_encoder(out_dir: Path, name: str | None = None) -> dict[str, Any]:
     settings that select it: the hook for evaluating it with the dense retriever."""
     spec = encoder_spec(out_dir, name=name)
     dense = {"model": spec.question_model, "normalize": False, "max_length": spec.max_length}
-    if spec.kind == "shared":
+    if spec.kind != "dpr":
         dense["pooling"] = spec.pooling
-    else:
+    if spec.kind != "shared":
         dense["ctx_model"] = spec.ctx_model
     return {"spec": spec.model_dump(mode="json"), "dense_params": dense}
 

@@ -83,6 +83,42 @@ def test_shared_mean_encoder_reloads_as_shared_spec(tiny_bert, tiny_train_json, 
     np.testing.assert_array_equal(mem, disk)
 
 
+def test_mean_pooled_pair_saves_plain_encoders_and_reloads(tiny_bert, tiny_train_json,
+                                                          tiny_config, tmp_path):
+    """A pair with mean pooling (no DPR format for it): two plain AutoModel directories, a
+    ``pair`` spec with mean pooling, identical vectors after reload, and fine-tuning from it
+    keeps mean pooling (a cls fine-tune of it is refused)."""
+    from models.retriever.network import model_type, saved_pair_pooling
+    from tasks.retrieval.encoders import encode_texts, load_encoder
+    from tasks.retrieval.retrievers import trained_encoder_config
+    from tasks.retrieval_config import NamedDenseConfig
+
+    samples = load_samples(tiny_train_json)
+    result = fit_biencoder(samples, tiny_bert, tiny_config(pooling="mean", max_steps=3),
+                           tmp_path / "ckpt")
+    out = export_retriever(result, tmp_path / "out", len(samples), 0)
+    assert model_type(out / "question_encoder") == "bert" == model_type(out / "ctx_encoder")
+    assert saved_pair_pooling(out) == "mean"
+    spec = encoder_spec(out)
+    assert spec.kind == "pair" and spec.pooling == "mean" and not spec.normalize
+    named = trained_encoder_config(NamedDenseConfig(model="trained:x"), out)
+    assert named.pooling == "mean" and named.ctx_model.endswith("ctx_encoder")
+    loaded = load_encoder(spec, "cpu")
+    model, tok = result.module.model.eval(), result.tokenizer
+    np.testing.assert_array_equal(
+        encode_texts(model.question_model, tok, QUESTIONS, 2, 32, "mean"),
+        loaded.encode_questions(QUESTIONS, batch_size=2))
+    np.testing.assert_array_equal(
+        encode_texts(model.ctx_model, tok, TEXTS, 2, 32, "mean", titles=TITLES),
+        loaded.encode_passages(TITLES, TEXTS, batch_size=2))
+    again = BiEncoder.from_saved_pair(out, "onlyQ")
+    assert again.pooling == "mean"
+    for name, value in model.ctx_model.state_dict().items():
+        assert torch.equal(value, again.ctx_model.state_dict()[name]), name
+    with pytest.raises(ValueError, match="pooling 'mean' cannot be fine-tuned with pooling"):
+        fit_biencoder(samples, out, tiny_config(max_steps=1), tmp_path / "ckpt2")
+
+
 @pytest.mark.parametrize(("freeze", "frozen", "trained_side"),
                          [("onlyQ", "ctx_model", "question_model"),
                           ("onlyP", "question_model", "ctx_model")])
