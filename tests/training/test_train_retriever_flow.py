@@ -39,6 +39,7 @@ def runs(prefect_api, tmp_path_factory, tiny_train_json):
                                    "max_length": 32, "batch_size": 8, "max_steps": 4,
                                    "warmup_steps": 0, "accelerator": "cpu"},
         "retriever_training.dpr.max_steps": 4,
+        "retriever_training.dpr.pooling": "cls",  # the DPR-format pair (smoke: mean)
     })
     params = load_params(PROJECT_ROOT / "params.yaml", profile="smoke", overrides=overrides)
     with run_settings(params.paths.state):
