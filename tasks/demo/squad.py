@@ -6,7 +6,10 @@ for facts and values stated once in it. Like SQuAD's crowd workers, who phrase a
 the words of the sentence they read, the question is mostly the phrasing of the world's question
 grammar (:func:`tasks.demo.question_grammar.phrasings`) that shares the most words with the
 answer sentence; the other phrasings of the grammar (those a paraphrase can use) share fewer.
-Each answer is the exact span with its character offset. Subjects go wholly to train or to dev.
+Training paragraphs also ask for their distractors, in the distractor sentence's words (crowd
+workers ask about every sentence): a reader learns there to tell same-type answers apart by the
+words around them. Dev questions ask for facts only, which the grammar can paraphrase. Each
+answer is the exact span with its character offset. Subjects go wholly to train or to dev.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 
 from tasks.demo.lexicon import load_data
 from tasks.demo.question_grammar import phrasings, question_tokens
-from tasks.demo.squad_contexts import Answerable, ContextWriter
+from tasks.demo.squad_contexts import Answerable, ContextWriter, SquadContext
 from tasks.demo.world import World
 from tasks.io.squad import build_squad
 
@@ -41,11 +44,12 @@ def reader_phrasings() -> dict[str, list[str]]:
 
 
 def stem(word: str) -> str:
-    """A crude stem, so that "died" meets "die" and "founded" "founder"."""
+    """A crude stem, so that "died" meets "die", "moved" "move" and "founded" "founder"."""
     for suffix in ("ing", "ed", "er", "es", "s", "d"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
 def content_stems(text: str) -> frozenset[str]:
@@ -105,6 +109,14 @@ def context_questions(world: World, answerable: list[Answerable],
     return questions[:MAX_QUESTIONS_PER_CONTEXT]
 
 
+def distractor_questions(context: SquadContext) -> list[tuple[str, str, int]]:
+    """``(question, answer, start)`` for the distractors whose question is asked once."""
+    asked: dict[str, int] = {}
+    for d in context.distractors:
+        asked[d.question] = asked.get(d.question, 0) + 1
+    return [(d.question, d.text, d.start) for d in context.distractors if asked[d.question] == 1]
+
+
 def build_squad_sets(world: World, n_train: int, n_dev: int, max_words: int,
                      rng: random.Random, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(train, dev)`` SQuAD v1.1 JSON contents over paragraphs of ``max_words`` words."""
@@ -122,9 +134,12 @@ def build_squad_sets(world: World, n_train: int, n_dev: int, max_words: int,
                 break
             continue
         context = writer.context(subject, max_words)
+        questions = context_questions(world, context.answerable, rng)
+        if split == "train":
+            questions += distractor_questions(context)
+            rng.shuffle(questions)
         qas = []
-        for index, (question, answer, start) in enumerate(
-                context_questions(world, context.answerable, rng)):
+        for index, (question, answer, start) in enumerate(questions):
             if counts[split] >= limits[split]:
                 break
             answers: list[tuple[str, int | None]] = [(answer, start)]

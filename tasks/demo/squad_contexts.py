@@ -7,7 +7,9 @@ with the subject's lead sentence and states the subject's facts; next to a fact 
 relation words ("Lopez was born in Lyon. She moved to Porto in 1971."). A reader that finds the
 answer by the words the question shares with the answer sentence picks the right one; a
 paraphrase that uses other words leaves it the distractor to confuse the answer with (Gan & Ng,
-2019). Templates: ``data/squad_prose.json``.
+2019). Each distractor comes with a question about it in its own sentence's words (SQuAD's crowd
+workers ask about every sentence), which the training set uses. Templates:
+``data/squad_prose.json``.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class Distractor:
     text: str
     start: int
     next_to: str    # the key of the fact it was written next to
+    question: str   # what asks for it (the subject's name in it), in its sentence's words
 
 
 @dataclass
@@ -61,8 +64,8 @@ class SquadContext:
     distractors: list[Distractor] = field(default_factory=list)
 
 
-def distractor_templates() -> dict[str, dict[str, list[str]]]:
-    """Subject class -> answer kind -> distractor sentence templates."""
+def distractor_templates() -> dict[str, dict[str, list[list[str]]]]:
+    """Subject class -> answer kind -> ``[sentence template, question]`` pairs."""
     return load_data("squad_prose")["distractor"]
 
 
@@ -95,7 +98,7 @@ class ContextWriter:
         lead = render.render(template, ref, {r: first[r] for r in relations}, role="lead")
         covered = {id(first[r]) for r in relations}
         taken = {f.object for f in facts} | {e.id}
-        notes: dict[int, tuple[str, str, int, int]] = {}  # id(sentence) -> distractor span
+        notes: dict[int, tuple[str, str, int, int, str]] = {}  # id(sentence) -> distractor
         units: list[list[Sentence]] = []
         for key, kind in self._lead_keys(lead):
             sentence = self._distractor(e, ref, key, kind, taken, notes)
@@ -131,14 +134,15 @@ class ContextWriter:
         return keys
 
     def _distractor(self, e: Entity, ref: SubjectRef, key: str, kind: str, taken: set[str],
-                    notes: dict[int, tuple[str, str, int, int]]) -> Sentence | None:
+                    notes: dict[int, tuple[str, str, int, int, str]]) -> Sentence | None:
         """A sentence with a same-type distractor for ``key`` (``None`` when the draw says no
         or the world has none of that kind for ``e``'s class)."""
         rng = self.rng
         templates = self.templates.get(e.cls, {}).get(kind)
         if not templates or rng.random() >= DISTRACTOR_SHARE:
             return None
-        template = rng.choice(templates)
+        template, question = rng.choice(templates)
+        question = question.replace("{X}", e.label)
         if "{x}" in template:
             pool = self.pools.get(kind, [])
             other = None
@@ -151,14 +155,14 @@ class ContextWriter:
                 return None
             sentence = self.renderer.render(template, ref, extra=other, role="distractor")
             mention = next(m for m in reversed(sentence.mentions) if m.entity == other.id)
-            notes[id(sentence)] = (kind, key, mention.start, mention.end)
+            notes[id(sentence)] = (kind, key, mention.start, mention.end, question)
             return sentence
         value = self._value(e, key, kind)
         if value is None:
             return None
         sentence = self.renderer.render(template, ref, values={"d": value}, role="distractor")
         start = sentence.text.index(value)
-        notes[id(sentence)] = (kind, key, start, start + len(value))
+        notes[id(sentence)] = (kind, key, start, start + len(value), question)
         return sentence
 
     def _value(self, e: Entity, key: str, kind: str) -> str | None:
@@ -188,15 +192,15 @@ class ContextWriter:
         return None
 
     def _assemble(self, e: Entity, sentences: list[Sentence],
-                  notes: dict[int, tuple[str, str, int, int]]) -> SquadContext:
+                  notes: dict[int, tuple[str, str, int, int, str]]) -> SquadContext:
         article = Article.assemble(e.label, e.id, "squad", sentences)
         context = SquadContext(e.label, e.id, article.text)
         offset = 0
         for original, placed in zip(sentences, article.sentences, strict=True):
             if id(original) in notes:
-                kind, key, s, t = notes[id(original)]
+                kind, key, s, t, question = notes[id(original)]
                 context.distractors.append(
-                    Distractor(kind, original.text[s:t], offset + s, key))
+                    Distractor(kind, original.text[s:t], offset + s, key, question))
             for fact, _subject, obj in placed.facts:
                 m = placed.mentions[obj]
                 context.answerable.append(

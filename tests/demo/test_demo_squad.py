@@ -18,6 +18,7 @@ from tasks.demo.squad import (
     build_squad_sets,
     choose_phrasing,
     content_stems,
+    distractor_questions,
     overlap,
     unambiguous_phrasings,
 )
@@ -173,3 +174,37 @@ def test_same_seed_same_sets_other_seed_other_sets(world, config, sets):
     other = build_squad_sets(world, N_TRAIN, N_DEV, WORDS, stream(config.seed + 1, "squad"),
                              config.seed + 1)
     assert json.dumps(other[0]) != json.dumps(sets[0])
+
+
+def _grammar_question(question: str, title: str) -> bool:
+    return any(p.replace("{X}", title) == question for items in phrasings().values()
+               for p in items)
+
+
+def test_training_also_asks_for_distractors_dev_only_for_facts(sets, contexts):
+    train, dev = sets
+    for article in dev["data"]:
+        for paragraph in article["paragraphs"]:
+            assert all(_grammar_question(qa["question"], article["title"])
+                       for qa in paragraph["qas"])
+    kinds = {"grammar": 0, "distractor": 0}
+    for article in train["data"]:
+        for paragraph in article["paragraphs"]:
+            for qa in paragraph["qas"]:
+                grammar = _grammar_question(qa["question"], article["title"])
+                kinds["grammar" if grammar else "distractor"] += 1
+    assert kinds["grammar"] > N_TRAIN / 3 and kinds["distractor"] > N_TRAIN / 5
+    # a distractor question is (mostly) asked in its sentence's words, once per paragraph
+    copying, total = 0, 0
+    for context in contexts:
+        questions = [d.question for d in context.distractors]
+        for d in context.distractors:
+            assert context.title in d.question
+            sentence = next(s for s in re.split(r"(?<=\.) ", context.text) if d.text in s)
+            copying += bool(content_stems(d.question.replace(context.title, " "))
+                            & content_stems(sentence))
+            total += 1
+        asked = [q for q, _, _ in distractor_questions(context)]
+        assert len(set(asked)) == len(asked)
+        assert set(asked) == {q for q in questions if questions.count(q) == 1}
+    assert copying > 0.9 * total
