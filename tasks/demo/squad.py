@@ -123,7 +123,9 @@ def build_squad_sets(world: World, n_train: int, n_dev: int, max_words: int,
     subjects = list(world.subjects())
     rng.shuffle(subjects)
     dev_ids = {e.id for e in subjects[: int(len(subjects) * _DEV_SHARE)]}
-    writer = ContextWriter(world, rng)
+    # one stream per split: the dev set does not change with the size of the train set
+    rngs = {split: random.Random(rng.getrandbits(64)) for split in ("train", "dev")}
+    writers = {split: ContextWriter(world, r) for split, r in rngs.items()}
     grouped: dict[str, dict[str, list[Any]]] = {"train": {}, "dev": {}}
     counts = {"train": 0, "dev": 0}
     limits = {"train": n_train, "dev": n_dev}
@@ -133,11 +135,11 @@ def build_squad_sets(world: World, n_train: int, n_dev: int, max_words: int,
             if all(counts[s] >= limits[s] for s in counts):
                 break
             continue
-        context = writer.context(subject, max_words)
-        questions = context_questions(world, context.answerable, rng)
+        context = writers[split].context(subject, max_words)
+        questions = context_questions(world, context.answerable, rngs[split])
         if split == "train":
             questions += distractor_questions(context)
-            rng.shuffle(questions)
+            rngs[split].shuffle(questions)
         qas = []
         for index, (question, answer, start) in enumerate(questions):
             if counts[split] >= limits[split]:

@@ -174,6 +174,9 @@ def test_same_seed_same_sets_other_seed_other_sets(world, config, sets):
     other = build_squad_sets(world, N_TRAIN, N_DEV, WORDS, stream(config.seed + 1, "squad"),
                              config.seed + 1)
     assert json.dumps(other[0]) != json.dumps(sets[0])
+    bigger = build_squad_sets(world, 2 * N_TRAIN, N_DEV, WORDS, stream(config.seed, "squad"),
+                              config.seed)
+    assert json.dumps(bigger[1]) == json.dumps(sets[1])  # dev does not depend on n_train
 
 
 def _grammar_question(question: str, title: str) -> bool:
