@@ -145,8 +145,10 @@ def generate_demo_world(config: DemoWorldConfig, raw_root: Path) -> dict[str, in
     counts[_SOURCES.nq_train], counts[_SOURCES.nq_dev] = len(train), len(dev)
     counts[NQ_TEST.as_posix()] = len(test)
 
+    # SQuAD paragraphs are the world's own (tasks/demo/squad_contexts.py), not passages
     squad_train, squad_dev, subjects = build_squad_sets_with_subjects(
-        world, passages, config.n_squad_train, config.n_squad_dev, stream(seed, "squad"), seed)
+        world, config.n_squad_train, config.n_squad_dev, config.passage_words,
+        stream(seed, "squad"), seed)
     write_squad(raw_root / _SOURCES.squad_train, squad_train)
     write_squad(raw_root / _SOURCES.squad_dev, squad_dev)
     counts[_SOURCES.squad_train] = _n_questions(squad_train)
