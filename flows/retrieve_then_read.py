@@ -24,7 +24,7 @@ from tasks.reading.retrieve_then_read import result_files
 from tasks.reading.stages import rtr_evaluate_task, rtr_predict_task
 
 
-@flow(name="retrieve_then_read", log_prints=True)
+@flow(name="retrieve-then-read", log_prints=True)
 def retrieve_then_read(params: Params | None = None, profile: str | None = None,
                        params_file: str | None = None) -> dict:
     """Read each retriever's top-k passages with the trained reader; EM per retriever."""
