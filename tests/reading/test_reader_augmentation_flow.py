@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from smoke_params import smoke_params_at
 
 from tasks.io.squad import read_predictions, read_squad, write_predictions, write_squad
 from tasks.io.tables import read_table
@@ -29,18 +30,14 @@ class SilentTagger:
 
 
 def _params(smoke_world, root, tiny_bert, **augmentation):
-    (root / "data").mkdir(parents=True, exist_ok=True)
-    (root / "data" / "raw").symlink_to(smoke_world.paths.raw.resolve())
     readers = smoke_world.readers
-    return smoke_world.model_copy(update={
-        "paths": smoke_world.paths.model_copy(update={
-            name: root / name for name in ("data", "results", "metrics", "reports", "state")}),
-        "paraphrase": smoke_world.paraphrase.model_copy(update={
+    return smoke_params_at(
+        smoke_world, root, tiny_bert,
+        paraphrase=smoke_world.paraphrase.model_copy(update={
             "generator": "ppdb_substitution", "ner_tagger": "stub-ner",
             "chunk_tagger": "stub-chunk"}),
-        "readers": readers.model_copy(update={
-            "model": readers.model.model_copy(update={"model": str(tiny_bert)}),
-            "augmentation": readers.augmentation.model_copy(update=augmentation)})})
+        readers=readers.model_copy(update={
+            "augmentation": readers.augmentation.model_copy(update=augmentation)}))
 
 
 def _prerequisites(params) -> None:

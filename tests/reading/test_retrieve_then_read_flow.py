@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from smoke_params import smoke_params_at
 
 from tasks.evaluation.squad_metrics import exact_match_score, metric_max_over_ground_truths
 from tasks.io.dpr import read_retrieval_results, write_retrieval_results
@@ -21,15 +22,8 @@ RELATIONS = ("P19", "P36")
 
 
 def _params(smoke_world, root, tiny_bert, **section):
-    (root / "data").mkdir(parents=True, exist_ok=True)
-    (root / "data" / "raw").symlink_to(smoke_world.paths.raw.resolve())
-    readers = smoke_world.readers
-    return smoke_world.model_copy(update={
-        "paths": smoke_world.paths.model_copy(update={
-            name: root / name for name in ("data", "results", "metrics", "reports", "state")}),
-        "readers": readers.model_copy(update={
-            "model": readers.model.model_copy(update={"model": str(tiny_bert)})}),
-        "retrieve_then_read": smoke_world.retrieve_then_read.model_copy(update=section)})
+    return smoke_params_at(smoke_world, root, tiny_bert, retrieve_then_read=(
+        smoke_world.retrieve_then_read.model_copy(update=section)))
 
 
 def _retrieval_results(params) -> None:
