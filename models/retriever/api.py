@@ -149,10 +149,11 @@ def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
     if pair and config.shared:
         raise ValueError(f"{init_dir}: a saved question/passage pair cannot start a shared "
                          "encoder (shared: false to fine-tune it)")
-    if pair and saved_pair_pooling(init_dir) != config.pooling:
-        raise ValueError(f"{init_dir}: a pair trained with pooling "
-                         f"{saved_pair_pooling(init_dir)!r} cannot be fine-tuned with pooling "
-                         f"{config.pooling!r} (set pooling: {saved_pair_pooling(init_dir)})")
+    saved_pooling = saved_pair_pooling(init_dir) if pair else config.pooling
+    if saved_pooling != config.pooling:
+        raise ValueError(f"{init_dir}: a pair trained with pooling {saved_pooling!r} cannot be "
+                         f"fine-tuned with pooling {config.pooling!r} (set pooling: "
+                         f"{saved_pooling})")
     if not config.shared and not pair and config.pooling == "cls":
         check_dpr_convertible(init_dir, "init model")
     checkpoint_dir = Path(checkpoint_dir)
