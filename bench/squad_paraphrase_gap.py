@@ -74,8 +74,12 @@ def main() -> None:
     parser.add_argument("--profile", default="demo")
     parser.add_argument("--n-train", type=int, default=None, help="default: the profile's")
     parser.add_argument("--seed", type=int, default=0, help="paraphrase draws")
+    parser.add_argument("--set", "-S", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a parameter as `qastress run --set` does, e.g. "
+                        "readers.model.batch_size=8 (repeatable)")
     args = parser.parse_args()
 
+    from flows.cli import parse_overrides
     from tasks.config import load_params
     from tasks.demo.kb import build_world
     from tasks.demo.rng import stream
@@ -88,7 +92,8 @@ def main() -> None:
     )
 
     params = load_params(Path(__file__).resolve().parents[1] / "params.yaml",
-                         profile=args.profile)
+                         profile=args.profile,
+                         overrides=parse_overrides(args.set))
     world_config = params.demo_world
     n_train = args.n_train or world_config.n_squad_train
     args.out.mkdir(parents=True, exist_ok=True)
@@ -109,7 +114,7 @@ def main() -> None:
     scores = {name: score_squad_files({"reader": predictions[name]}, path)["reader"]
               for name, path in evaluated.items()}
     print(json.dumps({
-        "n_train": n_train, "n_dev": world_config.n_squad_dev, "not_paraphrased": unparsed,
+        "n_train": n_train, "overrides": args.set, "n_dev": world_config.n_squad_dev, "not_paraphrased": unparsed,
         "train_cpu_s": round(train_cpu, 1), "train_wall_s": round(train_wall, 1),
         **{f"{name}_{m}": round(scores[name][key], 2) for name in evaluated
            for m, key in (("em", "exact_match"), ("f1", "f1"))}}))
