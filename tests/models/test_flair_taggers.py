@@ -11,6 +11,7 @@ import urllib.request
 import pytest
 
 from models.flair_taggers import (
+    DEFAULT_COLUMNS,
     QUICK_CONFIGS,
     TaggerTrainConfig,
     TaggerUnavailableError,
@@ -102,6 +103,31 @@ def test_train_and_load_offline_same_predictions(tiny_corpus, tmp_path):
         assert evaluate_tagger(by_file, tiny_corpus / "dev.txt") == pytest.approx(
             trained.dev_f1, abs=1e-12)
     assert any(label for sentence in before for _, label, _ in sentence)
+
+
+def test_sampled_training_sentences_are_those_of_a_full_parse(tiny_corpus, tmp_path):
+    """The quick taggers' draw of training sentences is made on the file's blocks before Flair
+    parses it; it must keep exactly the sentences that parsing everything and drawing the same
+    positions keeps (and leave dev/test whole). The file gets messy blank runs on purpose."""
+    import random
+
+    from flair.datasets import ColumnDataset
+
+    messy = tmp_path / "corpus"
+    messy.mkdir()
+    for name in ("train", "dev", "test"):
+        text = (tiny_corpus / f"{name}.txt").read_text(encoding="utf-8")
+        if name == "train":
+            text = "\n\n" + text.replace("\n\n", "\n \n\n", 7).rstrip("\n")
+        (messy / f"{name}.txt").write_text(text, encoding="utf-8")
+    full = ColumnDataset(messy / "train.txt", DEFAULT_COLUMNS, in_memory=True)
+    keep = sorted(random.Random(5).sample(range(len(full)), 17))
+    expected = [full[i].to_tagged_string() for i in keep]
+
+    corpus = load_column_corpus(messy, max_train_sentences=17, seed=5)
+    assert [s.to_tagged_string() for s in corpus.train] == expected
+    assert len(corpus.dev) == len(ColumnDataset(messy / "dev.txt", DEFAULT_COLUMNS))
+    assert len(load_column_corpus(messy, max_train_sentences=10_000).train) == len(full)
 
 
 def test_one_hot_first_would_reload_in_the_wrong_order(tiny_corpus, tmp_path):
