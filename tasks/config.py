@@ -81,7 +81,7 @@ class DemoWorldConfig(Section):
     n_nq_dev: int = 200
     n_nq_test: int = 200
     n_squad_train: int = 600
-    n_squad_dev: int = 200
+    n_squad_dev: int = 400
     n_quora_pairs: int = 4000
     n_wikianswers_pairs: int = 4000
     trex_docs_per_file: int = Field(1000, ge=1)
