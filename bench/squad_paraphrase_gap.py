@@ -114,7 +114,8 @@ def main() -> None:
     scores = {name: score_squad_files({"reader": predictions[name]}, path)["reader"]
               for name, path in evaluated.items()}
     print(json.dumps({
-        "n_train": n_train, "overrides": args.set, "n_dev": world_config.n_squad_dev, "not_paraphrased": unparsed,
+        "n_train": n_train, "overrides": args.set, "n_dev": world_config.n_squad_dev,
+        "not_paraphrased": unparsed,
         "train_cpu_s": round(train_cpu, 1), "train_wall_s": round(train_wall, 1),
         **{f"{name}_{m}": round(scores[name][key], 2) for name in evaluated
            for m, key in (("em", "exact_match"), ("f1", "f1"))}}))
