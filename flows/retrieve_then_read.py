@@ -5,7 +5,9 @@ passages (``retrieve_then_read.ks``) that each retriever found (the retrieval st
 JSON, ``results/retrieval/<retriever>/<relation>.<retriever>.json``) for the same deterministic
 sample of ``questions_per_relation`` test questions per relation. Its answer is the span with
 the highest span score (start + end logit) over the k passages, the standard open-domain
-choice -> ``results/retrieve_then_read/<retriever>/top<k>.json`` ({id: answer}) -> EM (SQuAD
+choice -> ``results/retrieve_then_read/<retriever>/top<k>.json`` ({id: answer}); with
+``fusion``, also by the span score fused with the retriever's score (BERTserini; weight fitted
+leave-one-relation-out) -> ``top<k>_fused.json`` for k > 1 -> EM (SQuAD
 normalisation, max over the EntityQuestions answers) per relation, macro average, the answer
 recall of the passages read (the retrieval upper bound), and the paired bootstrap CI of
 ``baseline`` (BM25) vs each other retriever -> ``metrics/retrieve_then_read.json`` +
@@ -50,7 +52,8 @@ def retrieve_then_read(params: Params | None = None, profile: str | None = None,
     read = (rtr_predict_task(model_dir, present, out_dir, ks=ks,
                              per_relation=cfg.questions_per_relation, seed=cfg.seed,
                              batch_size=params.readers.model.predict_batch_size,
-                             mode=params.retrieval.has_answer_mode)
+                             mode=params.retrieval.has_answer_mode, fusion=cfg.fusion,
+                             fusion_grid=cfg.fusion_grid)
             if present else {"questions": 0, "passages_read": 0, "counts": {}})
     if present:
         print(f"reader {reader}: {read['questions']} questions, {read['passages_read']} "

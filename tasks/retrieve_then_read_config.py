@@ -2,7 +2,8 @@
 
 The reader trained by the readers stage reads the top-k passages that each retriever found for
 a deterministic sample of the test questions of every relation; its best span over the passages
-is the answer, scored by exact match against the EntityQuestions answers.
+is the answer (and, with ``fusion``, also the best by span + retriever score), scored by exact
+match against the EntityQuestions answers.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ class RetrieveThenReadConfig(Section):
     questions_per_relation: int = Field(100, ge=1, description="test questions sampled per "
                                         "relation (fewer when the relation has fewer)")
     ks: tuple[int, ...] = Field((1, 5), min_length=1, description="passages the reader reads")
+    fusion: bool = Field(True, description="also choose the answer over k > 1 passages by the "
+                         "span score fused with the retriever's score (tasks/reading/"
+                         "score_fusion.py; weight fitted leave-one-relation-out)")
+    fusion_grid: int = Field(21, ge=2, description="weights tried from 0 (reader alone) to 1 "
+                             "(retriever alone)")
     seed: int = 0
     n_bootstrap: int = Field(1000, ge=1)
     bootstrap_seed: int = 0

@@ -12,7 +12,10 @@ Steps (plain functions; the cached tasks are in :mod:`tasks.reading.stages`):
 3. :func:`write_predictions_per_k`: per retriever and k, the best span over the first k
    passages (:func:`tasks.reading.open_domain.best_span`) -> ``<retriever>/top<k>.json``
    (``{id: answer}``, the SQuAD predictions format) and ``questions.json`` (id, relation,
-   question, answers: the gold side), so any outside reader's predictions score the same way.
+   question, answers: the gold side), so any outside reader's predictions score the same way;
+   with ``fusion`` and k > 1 also the answer by the fused span + retriever score
+   (:mod:`tasks.reading.score_fusion`, weight fitted leave-one-relation-out) ->
+   ``<retriever>/top<k>_fused.json`` and the fitted weights in ``<retriever>/fusion.json``.
 """
 
 from __future__ import annotations
@@ -30,9 +33,19 @@ from tasks.io.dpr import RetrievedCtx, parse_retrieval_result
 from tasks.io.errors import DataFormatError
 from tasks.io.squad import write_predictions
 from tasks.reading.open_domain import PassageSpan, best_span, question_id, sample_positions
+from tasks.reading.score_fusion import (
+    Candidate,
+    FitQuestion,
+    cross_fitted_weights,
+    fused_choice,
+    score_scales,
+    weight_grid,
+)
 
 QUESTIONS_FILE = "questions.json"
 PASSAGES_FILE = "passages.json"
+FUSION_FILE = "fusion.json"
+FUSED = "_fused"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +67,10 @@ class OpenSample:
     files: dict[str, dict[str, Path]]
 
 
-def predictions_file(out_dir: Path, retriever: str, k: int) -> Path:
-    """``<out_dir>/<retriever>/top<k>.json``: the ``{id: answer}`` of one retriever and k."""
-    return Path(out_dir) / retriever / f"top{k}.json"
+def predictions_file(out_dir: Path, retriever: str, k: int, fused: bool = False) -> Path:
+    """``<out_dir>/<retriever>/top<k>.json`` (``top<k>_fused.json``: the fused score's choice):
+    the ``{id: answer}`` of one retriever and k."""
+    return Path(out_dir) / retriever / f"top{k}{FUSED if fused else ''}.json"
 
 
 def result_files(results_dir: Path, retriever: str) -> dict[str, Path]:
@@ -161,6 +175,45 @@ def choose_answers(sample: OpenSample, spans: Mapping[tuple[str, str], PassageSp
     return answers, counts
 
 
+def fusion_candidates(sample: OpenSample, spans: Mapping[tuple[str, str], PassageSpan],
+                      retriever: str, k: int) -> dict[str, tuple[Candidate, ...]] | None:
+    """``{id: candidates}`` of one retriever's first ``k`` passages (a passage the reader did
+    not read: no candidate), or ``None`` when a passage has no retriever score to fuse."""
+    candidates: dict[str, tuple[Candidate, ...]] = {}
+    for question in sample.questions:
+        ranked = sample.ctxs[retriever][question.id][:k]
+        if any(ctx.score is None for ctx in ranked):
+            return None
+        candidates[question.id] = tuple(
+            Candidate(span.text, span.score, float(ctx.score)) if span is not None else
+            Candidate("", float("-inf"), float(ctx.score))
+            for ctx, span in ((c, spans.get((question.id, c.id))) for c in ranked))
+    return candidates
+
+
+def choose_fused_answers(sample: OpenSample, spans: Mapping[tuple[str, str], PassageSpan],
+                         retriever: str, k: int, grid_points: int = 21
+                         ) -> tuple[dict[str, str], dict] | None:
+    """``({id: answer}, fit)`` by the fused score over the first ``k`` passages, its weight
+    fitted per relation on the other relations' questions; ``fit`` holds the weights, the
+    scales and the grid. ``None`` when the retriever's results lack scores."""
+    candidates = fusion_candidates(sample, spans, retriever, k)
+    if candidates is None:
+        return None
+    scales = score_scales(list(candidates.values()))
+    by_relation: dict[str, list[FitQuestion]] = {}
+    for question in sample.questions:
+        by_relation.setdefault(question.relation, []).append(
+            FitQuestion(candidates[question.id], question.answers))
+    grid = weight_grid(grid_points)
+    weights = cross_fitted_weights(by_relation, grid, scales)
+    answers = {q.id: fused_choice(candidates[q.id], weights[q.relation], scales).text
+               for q in sample.questions}
+    fit = {"weights": weights, "scales": {"span": scales.span, "retriever": scales.retriever},
+           "grid_points": grid_points}
+    return answers, fit
+
+
 def passage_hits(sample: OpenSample, retriever: str, k: int,
                  mode: HasAnswerMode = DEFAULT_MODE) -> dict[str, dict[str, list]]:
     """``{id: {"ids": [...], "has_answer": [...]}}`` of one retriever's first ``k`` passages;
@@ -178,18 +231,37 @@ def passage_hits(sample: OpenSample, retriever: str, k: int,
 
 def write_predictions_per_k(sample: OpenSample, spans: Mapping[tuple[str, str], PassageSpan],
                             ks: Sequence[int], out_dir: Path,
-                            mode: HasAnswerMode = DEFAULT_MODE) -> dict[str, dict[str, dict]]:
+                            mode: HasAnswerMode = DEFAULT_MODE, fusion: bool = False,
+                            grid_points: int = 21) -> dict[str, dict[str, dict]]:
     """``<retriever>/top<k>.json`` per retriever and k, ``<retriever>/passages.json`` (the
-    passages read and whether they hold an answer) and ``questions.json``; returns the counts
+    passages read and whether they hold an answer) and ``questions.json``; with ``fusion``,
+    ``<retriever>/top<k>_fused.json`` for every k > 1 and the fits in ``fusion.json`` (a
+    retriever without passage scores gets ``{"skipped": reason}`` there). Returns the counts
     of :func:`choose_answers` per retriever and k."""
     counts: dict[str, dict[str, dict]] = {}
     for retriever in sample.ctxs:
         counts[retriever] = {}
         write_json(Path(out_dir) / retriever / PASSAGES_FILE,
                    passage_hits(sample, retriever, max(ks), mode))
+        fits: dict[str, dict] = {}
         for k in ks:
             answers, counts[retriever][f"top{k}"] = choose_answers(sample, spans, retriever, k)
             write_predictions(predictions_file(out_dir, retriever, k), answers)
+            fused = predictions_file(out_dir, retriever, k, fused=True)
+            fused.unlink(missing_ok=True)  # no stale choice of an earlier run
+            if not fusion or k == 1:
+                continue
+            chosen = choose_fused_answers(sample, spans, retriever, k, grid_points)
+            if chosen is None:
+                fits[f"top{k}"] = {"skipped": "a retrieved passage has no score"}
+                continue
+            write_predictions(fused, chosen[0])
+            fits[f"top{k}"] = chosen[1]
+        fusion_path = Path(out_dir) / retriever / FUSION_FILE
+        if fits:
+            write_json(fusion_path, fits, indent=1)
+        else:
+            fusion_path.unlink(missing_ok=True)
     write_json(Path(out_dir) / QUESTIONS_FILE,
                [{"id": q.id, "relation": q.relation, "question": q.question,
                  "answers": list(q.answers)} for q in sample.questions], indent=1)

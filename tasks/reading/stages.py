@@ -96,10 +96,12 @@ def compare_augmented_readers(before: Mapping[str, Path], after: Mapping[str, Ma
 def retrieve_then_read_predictions(model_dir: Path, results_dirs: Mapping[str, Path],
                                    out_dir: Path, ks: list[int], per_relation: int, seed: int,
                                    batch_size: int = 64, mode: str = "eq-string",
-                                   device: str = "auto") -> dict:
+                                   device: str = "auto", fusion: bool = False,
+                                   fusion_grid: int = 21) -> dict:
     """The reader on each retriever's top-k passages of the sampled EntityQuestions test
-    questions -> ``out_dir/<retriever>/top<k>.json`` (+ ``passages.json``, ``questions.json``).
-    Returns the counts per retriever and k and how many (question, passage) pairs were read."""
+    questions -> ``out_dir/<retriever>/top<k>.json`` (+ ``passages.json``, ``questions.json``;
+    with ``fusion`` also ``top<k>_fused.json`` and ``fusion.json``). Returns the counts per
+    retriever and k and how many (question, passage) pairs were read."""
     import torch
 
     from models.reader.api import load_reader
@@ -109,7 +111,8 @@ def retrieve_then_read_predictions(model_dir: Path, results_dirs: Mapping[str, P
     reader = load_reader(resolve_reader_model(str(model_dir)), device=device,
                          bf16=device == "cuda")
     spans = read_top_passages(reader, sample, max(ks), batch_size)
-    counts = write_predictions_per_k(sample, spans, ks, out_dir, mode)  # type: ignore[arg-type]
+    counts = write_predictions_per_k(sample, spans, ks, out_dir, mode,  # type: ignore[arg-type]
+                                     fusion=fusion, grid_points=fusion_grid)
     return {"out_dir": str(out_dir), "questions": len(sample.questions),
             "passages_read": len(spans), "counts": counts}
 

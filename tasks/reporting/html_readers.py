@@ -19,6 +19,7 @@ from tasks.reporting.reader_tables import (
     bucket_rows,
     comparison_rows,
     count_rows,
+    fusion_rows,
     gain_rows,
     open_rows,
     reader_rows,
@@ -116,7 +117,9 @@ def retrieve_then_read_section(artifacts: Mapping[str, Path], root: Path) -> Sec
     section.blocks.append(Text(
         f"The reader {metrics['reader']} (readers stage) reads the top-k passages of each "
         f"retriever for {metrics['questions']} sampled test questions; its answer is the span "
-        "with the highest span score (start + end logit) over the k passages. EM in percent "
+        "with the highest span score (start + end logit) over the k passages; \"fused\": the "
+        "highest fused score, (1 - w) span + w retriever score (each divided by its standard "
+        "deviation), w fitted per relation on the other relations' questions. EM in percent "
         "(SQuAD normalisation, max over the answers), macro average over relations; recall@k "
         "= questions with an answer in the passages read (the upper bound of EM@k)."))
     header, rows = open_rows(metrics)
@@ -126,6 +129,12 @@ def retrieve_then_read_section(artifacts: Mapping[str, Path], root: Path) -> Sec
         section.blocks.append(_table(
             f"{metrics['baseline']} - other retriever: EM difference in points, paired "
             f"bootstrap {level}% CI ({metrics['n_bootstrap']} resamples; * = excludes 0)",
+            header, rows, 2))
+    header, rows = fusion_rows(metrics)
+    if rows:
+        section.blocks.append(_table(
+            f"Fused score - best span score: EM difference in points, paired bootstrap {level}% "
+            "CI; fitted weight over relations (0 = reader alone, 1 = retriever alone)",
             header, rows, 2))
     k = metrics["ks"][-1]
     header, rows = relation_rows(metrics, k)

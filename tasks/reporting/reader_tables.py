@@ -61,29 +61,64 @@ def count_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
     return header, rows
 
 
+def _fused_ks(metrics: Mapping) -> list[int]:
+    """The ks with a fused selection for at least one retriever."""
+    return [k for k in metrics["ks"]
+            if any(f"top{k}_fused" in block for block in metrics["retrievers"].values())]
+
+
+def selection_label(key: str) -> str:
+    """``top5`` -> ``5``, ``top5_fused`` -> ``5 fused`` (a metrics key as a table cell)."""
+    return key[3:].replace("_fused", " fused")
+
+
 def open_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
-    """One row per retriever: per k, macro EM and answer recall (shared with the HTML)."""
+    """One row per retriever: per k, macro EM and answer recall, then EM of the fused choice
+    where one was made (shared with the HTML)."""
     header = ["retriever", "questions"]
     for k in metrics["ks"]:
         header += [f"EM@{k}", f"recall@{k}"]
+    fused = _fused_ks(metrics)
+    header += [f"EM@{k} fused" for k in fused]
     rows: list[list[object]] = []
     for name, block in metrics["retrievers"].items():
         row: list[object] = [name, block[f"top{metrics['ks'][0]}"]["questions"]]
         for k in metrics["ks"]:
             row += [f"{block[f'top{k}']['exact_match']:.2f}",
                     f"{block[f'top{k}']['answer_recall']:.2f}"]
+        row += [f"{block[f'top{k}_fused']['exact_match']:.2f}" if f"top{k}_fused" in block
+                else "-" for k in fused]
         rows.append(row)
     return header, rows
 
 
 def comparison_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
-    """One row per compared pair and k: the EM difference and its CI."""
+    """One row per compared pair and k (and selection): the EM difference and its CI."""
     level = round(100 * metrics["confidence"])
     header = ["pair", "k", "EM difference", f"EM {level}% CI"]
-    rows = [[pair, k, f"{c['difference']:+.2f}",
+    rows = [[pair, selection_label(key), f"{c['difference']:+.2f}",
              f"[{c['ci_low']:+.2f}, {c['ci_high']:+.2f}]" + (" *" if c["significant"] else "")]
-            for pair, by_k in metrics["comparisons"].items()
-            for k, c in ((int(key[3:]), value) for key, value in by_k.items())]
+            for pair, by_k in metrics["comparisons"].items() for key, c in by_k.items()]
+    return header, rows
+
+
+def fusion_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
+    """One row per retriever and k: fused minus best-span EM, its CI, and the fitted weights
+    (min-max over relations; 0 = reader alone, 1 = retriever alone)."""
+    level = round(100 * metrics["confidence"])
+    header = ["retriever", "k", "EM best span", "EM fused", "fused - span", f"{level}% CI",
+              "weight (min-max)"]
+    rows: list[list[object]] = []
+    for name, gains in metrics.get("fusion_gains", {}).items():
+        block = metrics["retrievers"][name]
+        for key, c in gains.items():
+            weights = list(block[key].get("fusion", {}).get("weights", {}).values())
+            spread = f"{min(weights):.2f}-{max(weights):.2f}" if weights else "-"
+            span_em = block[key.removesuffix("_fused")]["exact_match"]
+            rows.append([name, selection_label(key), f"{span_em:.2f}",
+                         f"{block[key]['exact_match']:.2f}", f"{c['difference']:+.2f}",
+                         f"[{c['ci_low']:+.2f}, {c['ci_high']:+.2f}]"
+                         + (" *" if c["significant"] else ""), spread])
     return header, rows
 
 

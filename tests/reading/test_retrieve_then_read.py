@@ -19,6 +19,7 @@ from tasks.reading.open_domain import (
     sample_positions,
 )
 from tasks.reading.retrieve_then_read import (
+    FUSION_FILE,
     QUESTIONS_FILE,
     load_questions,
     predictions_file,
@@ -187,3 +188,60 @@ def test_no_passages_give_the_empty_answer(tmp_path):
     assert preds == {"P19:0": "", "P19:1": "Oslo", "P19:2": ""}
     assert counts["bm25"]["top1"]["fewer_passages"] == 2
     assert counts["bm25"]["top1"]["no_span"] == 2
+
+
+class FooledReader(FakeReader):
+    """Like FakeReader, but surest of "Oslo" wherever it appears (a span of the asked type in a
+    passage about someone else)."""
+
+    def predict(self, examples, batch_size=64):
+        out = super().predict(examples, batch_size)
+        for p in out:
+            if p.text == "Oslo":
+                p.score = 50.0
+        return out
+
+
+def test_fused_choice_files_weights_and_gains(tmp_path):
+    order = {"bm25": [["bern", "oslo"], ["oslo", "noise"], ["rome", "oslo"]]}
+    dirs = _write_results(tmp_path / "retrieval", relations=("P19", "P20", "P27"), order=order)
+    sample = load_questions(dirs, per_relation=5, seed=0)
+    spans = read_top_passages(FooledReader(), sample, k=2)
+    out = tmp_path / "rtr"
+    write_predictions_per_k(sample, spans, [1, 2], out, fusion=True, grid_points=11)
+    span_2 = read_predictions(predictions_file(out, "bm25", 2))
+    fused_2 = read_predictions(predictions_file(out, "bm25", 2, fused=True))
+    assert not predictions_file(out, "bm25", 1, fused=True).exists()  # k = 1: nothing to fuse
+    # the raw span score takes "Oslo" from the second passage; the fused score, its weight
+    # fitted on the other relations (the same questions), keeps the top passage's answer
+    assert span_2["P19:0"] == "Oslo" and fused_2["P19:0"] == "Bern"
+    assert fused_2["P19:1"] == "Oslo" and fused_2["P19:2"] == "Rome"
+    fits = json.loads((out / "bm25" / FUSION_FILE).read_text())
+    assert set(fits) == {"top2"} and set(fits["top2"]["weights"]) == {"P19", "P20", "P27"}
+    assert all(0.0 < w <= 1.0 for w in fits["top2"]["weights"].values())
+    metrics = evaluate_open_predictions(out, ["bm25"], [1, 2], "bm25", n_bootstrap=200)
+    block = metrics["retrievers"]["bm25"]
+    assert block["top2"]["exact_match"] == pytest.approx(100 / 3, abs=0.01)
+    assert block["top2_fused"]["exact_match"] == 100.0
+    assert block["top2_fused"]["answer_recall"] == block["top2"]["answer_recall"]
+    assert block["top2_fused"]["fusion"] == fits["top2"]
+    gain = metrics["fusion_gains"]["bm25"]["top2_fused"]
+    assert gain["difference"] == pytest.approx(100 * 2 / 3, abs=0.01)
+    write_open_tables(metrics, tmp_path / "m.json", tmp_path / "r.md", "fake")
+    report = (tmp_path / "r.md").read_text()
+    assert "EM@2 fused" in report and "Fused score vs best span score" in report
+    # results without passage scores cannot be fused: said so, no fused file, nothing stale
+    for path in dirs["bm25"].glob("*.json"):
+        records = json.loads(path.read_text())
+        for record in records:
+            for ctx in record["ctxs"]:
+                del ctx["score"]
+        path.write_text(json.dumps(records))
+    unscored = load_questions(dirs, per_relation=5, seed=0)
+    write_predictions_per_k(unscored, spans, [1, 2], out, fusion=True)
+    assert not predictions_file(out, "bm25", 2, fused=True).exists()
+    assert "skipped" in json.loads((out / "bm25" / FUSION_FILE).read_text())["top2"]
+    write_predictions_per_k(sample, spans, [1, 2], out, fusion=False)
+    assert not (out / "bm25" / FUSION_FILE).exists()
+    assert "top2_fused" not in evaluate_open_predictions(
+        out, ["bm25"], [1, 2], "bm25", n_bootstrap=50)["retrievers"]["bm25"]

@@ -42,8 +42,9 @@ def _retrieval_results(params) -> None:
                     ranked = [other, own, (other + 1) % len(contexts)]
                 answers = [a.text for a in q.answers]
                 results.append({"question": q.question, "answers": answers, "ctxs": [
-                    {"id": f"p{c}", "title": "", "text": contexts[c],
-                     "has_answer": any(a in contexts[c] for a in answers)} for c in ranked]})
+                    {"id": f"p{c}", "title": "", "text": contexts[c], "score": 3.0 - rank,
+                     "has_answer": any(a in contexts[c] for a in answers)}
+                    for rank, c in enumerate(ranked)]})
             write_retrieval_results(layout.retrieval_results(name) / f"{relation}.{name}.json",
                                     results)
 
@@ -97,6 +98,16 @@ def test_predictions_and_scores_per_retriever_and_k(flow_run):
     assert metrics["retrievers"]["bm25"]["top1"]["answer_recall"] == 100.0
     assert metrics["retrievers"]["dense"]["top1"]["answer_recall"] == 0.0
     assert set(metrics["comparisons"]) == {"bm25 - dense"}
+    # k > 1: the fused choice too, with one fitted weight per relation and its gain
+    fused_ks = [k for k in cfg.ks if k > 1]
+    assert cfg.fusion and fused_ks
+    for name in ("bm25", "dense"):
+        for k in fused_ks:
+            assert set(read_predictions(predictions_file(out, name, k, fused=True))) == \
+                {q["id"] for q in questions}
+            fused = metrics["retrievers"][name][f"top{k}_fused"]
+            assert set(fused["fusion"]["weights"]) == set(RELATIONS)
+            assert f"top{k}_fused" in metrics["fusion_gains"][name]
     saved = json.loads(layout.retrieve_then_read_metrics.read_text())
     assert saved["reader"] == "tiny-bert" and saved["retrievers"] == metrics["retrievers"]
     report = layout.retrieve_then_read_report.read_text()
