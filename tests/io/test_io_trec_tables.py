@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,7 +17,7 @@ from tasks.io.tables import (
     table_fingerprint,
     write_table,
 )
-from tasks.io.trec import read_trec_run, write_trec_run
+from tasks.io.trec import _read_line_by_line, _read_well_formed, read_trec_run, write_trec_run
 
 RUN = {
     "q1": [("doc7", 12.5), ("doc3", 11.0), ("Zürich_1", 1e-05)],
@@ -57,6 +58,52 @@ def test_trec_errors(tmp_path: Path, line: str, pattern: str) -> None:
     assert read_trec_run(path, on_error="skip", skips=skips) == {"q1": [("d1", 2.0),
                                                                         ("d3", 0.5)]}
     assert skips.total == 1
+
+
+def test_trec_fast_reader_equals_the_line_by_line_one(tmp_path: Path) -> None:
+    """Arrow's parse of a written run: the same queries in the same order, ranks sorted with
+    ties in file order, every score to the last bit (repr round trip), Unicode ids."""
+    rng = random.Random(7)
+    lines = []
+    for qid in ("q9", "Zürich:1", "q1", "東京"):
+        ranks = list(range(1, 31)) + [5, 5]                  # two ties at rank 5
+        rng.shuffle(ranks)
+        for i, rank in enumerate(ranks):
+            score = rng.uniform(-1e3, 1e3) * 10 ** rng.randint(-12, 12)
+            lines.append(f"{qid} Q0 d{i}é {rank} {score!r} tag")
+    rng.shuffle(lines)                                        # queries interleaved
+    path = tmp_path / "run.trec"
+    path.write_text("\n".join(lines) + "\n\n", encoding="utf-8")
+    fast = _read_well_formed(path)
+    slow = _read_line_by_line(path, "raise", None)
+    assert fast is not None and fast == slow and list(fast) == list(slow)
+    assert [len(hits) for hits in fast.values()] == [32] * 4
+
+
+@pytest.mark.parametrize("line", [
+    "q1 Q0 d2 2 1.0",                       # 5 fields
+    "q1  Q0 d2 2 1.0 tag",                  # two spaces
+    "q1\tQ0 d2 2 1.0 tag",                  # a tab
+    "q1 Q0 d\u00a02 2 1.0 tag",             # a no-break space splits the line-by-line reader
+    "q1 Q0 d2 2 1.0 tag ",                  # trailing space
+    "q1 X d2 2 1.0 tag",
+    "q1 Q0 d2 +2 1.0 tag",                  # Python's int() reads it, Arrow need not
+    "q1 Q0 d2 2 1_0 tag",                   # Python's float() reads it, Arrow does not
+    "q1 Q0 d2 2 nan tag",
+    "q1 Q0 d1 2 1.0 tag",                   # d1 twice
+    '"q1" Q0 d2 2 1.0 tag',                 # quotes are part of the id
+])
+def test_trec_fast_reader_leaves_anything_unusual_to_the_line_reader(tmp_path: Path,
+                                                                      line: str) -> None:
+    path = tmp_path / "run.trec"
+    path.write_text(f"q1 Q0 d1 1 2.0 tag\n{line}\n", encoding="utf-8")
+    fast = _read_well_formed(path)
+    try:
+        slow = _read_line_by_line(path, "raise", None)
+    except DataFormatError:
+        assert fast is None
+    else:
+        assert fast is None or fast == slow
 
 
 def test_table_round_trip_and_fingerprint(tmp_path: Path) -> None:
