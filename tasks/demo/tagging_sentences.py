@@ -284,11 +284,14 @@ def demo_sentences(world: Any, seed: int = 0, per_fact: int = 1,
                     result.append(sentence)
                     break
     subjects = world.subjects()
+    by_class: dict[str, list[Any]] = {}
+    for entity in subjects:
+        by_class.setdefault(entity.cls, []).append(entity)
     for entity in subjects:
         templates = SUBJECT_TEMPLATES.get(entity.cls, ())
         for _ in range(per_subject if templates else 0):
             cls = "person" if entity.cls == "place" else entity.cls  # who visits a place
-            other = rng.choice([e for e in subjects if e.cls == cls]).id
+            other = rng.choice(by_class.get(cls, [])).id
             slots = _fact_slots(world, entity.id, None, None, rng, other).values
             sentence = render_template(rng.choice(templates), slots, group=entity.id)
             if sentence is not None:
