@@ -19,8 +19,10 @@ written files. Output files mirror the dataset layout under ``dpr_dir``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from multiprocessing import current_process
 from pathlib import Path
 
 from tasks.evaluation.has_answer import passage_has_answer
@@ -147,6 +149,23 @@ def build_examples(questions: Sequence[TrainingQuestion], positives: Sequence[li
     return out
 
 
+def _negatives_beside_positives(negatives: Callable[[], list[list[DprCtx]]],
+                                positives: Callable[[], list[list[DprCtx]]]
+                                ) -> tuple[list[list[DprCtx]], list[list[DprCtx]]]:
+    """Both results, the BM25 search overlapped with the positive-passage pass.
+
+    The search runs in the JVM worker process (:func:`tasks.retrieval.jvm.in_jvm_process`), so
+    its thread here only waits while this one scans the passages; where the JVM would run in
+    this process (a daemonic task-runner worker) the two run one after the other.
+    """
+    if current_process().daemon:
+        return negatives(), positives()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bm25-negatives") as pool:
+        pending = pool.submit(negatives)
+        found = positives()
+        return pending.result(), found
+
+
 def dpr_training_step(dataset_dir: Path, passages_tsv: Path, dpr_dir: Path,
                       max_positives: int = 5, hard_negatives: int = 30, bm25_depth: int = 100,
                       bm25_index: str | Path | None = None, threads: int = 2) -> dict:
@@ -157,11 +176,13 @@ def dpr_training_step(dataset_dir: Path, passages_tsv: Path, dpr_dir: Path,
     from tasks.io.atomic import atomic_dir
 
     questions = load_training_questions(dataset_dir)
-    positives = find_positives(passages_tsv, questions, max_positives)
     if bm25_index is not None and hard_negatives > 0:
-        negatives = bm25_hard_negatives(bm25_index, passages_tsv, questions, hard_negatives,
-                                        bm25_depth, threads)
+        negatives, positives = _negatives_beside_positives(
+            lambda: bm25_hard_negatives(bm25_index, passages_tsv, questions, hard_negatives,
+                                        bm25_depth, threads),
+            lambda: find_positives(passages_tsv, questions, max_positives))
     else:
+        positives = find_positives(passages_tsv, questions, max_positives)
         negatives = [[] for _ in questions]
     examples = build_examples(questions, positives, negatives)
     totals: dict[str, int] = {}
