@@ -9,7 +9,9 @@ Flair taggers are named (``paraphrase.ner_tagger`` / ``chunk_tagger``) on the de
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+from multiprocessing import current_process, get_context
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,33 @@ def _read_trained(out_dir: Path) -> TrainedTagger:
     scores = json.loads((out_dir / "scores.json").read_text(encoding="utf-8"))
     return TrainedTagger(out_dir / "final-model.pt", scores["tag_type"], scores["test_micro_f1"],
                          scores["dev_micro_f1"], tuple(scores["labels"]))
+
+
+def _train_on_disk(corpus_dir: Path, tag_type: str, out_dir: Path,
+                   config: TaggerTrainConfig) -> TrainedTagger:
+    """:func:`train_tagger` in a worker process: the result without the in-memory model."""
+    return replace(train_tagger(corpus_dir, tag_type, out_dir, config), tagger=None)
+
+
+def train_side_by_side(corpus_dir: Path, out_dir: Path,
+                       configs: dict[str, TaggerTrainConfig]) -> list[TrainedTagger]:
+    """The NER tagger (here) and the chunk tagger (in a spawned process) trained at the same
+    time, each into ``out_dir/<tag type>``; ``[ner, chunk]``.
+
+    Each training seeds itself (``flair.set_seed``) and uses its own torch threads, so its
+    model and scores are those of a training on its own; two single-threaded trainings fill
+    two cores. Trainings on more than one thread each, or in a daemonic task-runner worker
+    (which may not start processes), run one after the other.
+    """
+    if current_process().daemon or any(configs[t].threads != 1 for t in configs):
+        return [train_tagger(corpus_dir, t, out_dir / t, configs[t])
+                for t in (NER_TAG_TYPE, CHUNK_TAG_TYPE)]
+    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
+        chunk = pool.submit(_train_on_disk, corpus_dir, CHUNK_TAG_TYPE,
+                            out_dir / CHUNK_TAG_TYPE, configs[CHUNK_TAG_TYPE])
+        ner = train_tagger(corpus_dir, NER_TAG_TYPE, out_dir / NER_TAG_TYPE,
+                           configs[NER_TAG_TYPE])
+        return [ner, chunk.result()]
 
 
 def train_demo_taggers(demo_config: Any, out_dir: str | Path,
@@ -67,7 +96,7 @@ def train_demo_taggers(demo_config: Any, out_dir: str | Path,
     inputs_file.unlink(missing_ok=True)
     corpus_dir = out_dir / "corpus"
     build_demo_tagging_corpus(demo_config, corpus_dir, **(corpus_options or {}))
-    trained = [train_tagger(corpus_dir, t, out_dir / t, configs[t]) for t in tag_types]
+    trained = train_side_by_side(corpus_dir, out_dir, configs)
     write_json(inputs_file, inputs, indent=2)
     return DemoTaggers(corpus_dir, *trained)
 

@@ -105,6 +105,29 @@ def test_train_and_load_offline_same_predictions(tiny_corpus, tmp_path):
     assert any(label for sentence in before for _, label, _ in sentence)
 
 
+def test_side_by_side_training_equals_one_after_the_other(tiny_corpus, tmp_path):
+    """The chunker trained in a spawned process beside the NER tagger: the same losses per
+    epoch and F1 as both trained one after the other in this process (each seeds itself)."""
+    from tasks.demo.taggers import train_side_by_side
+
+    config = TaggerTrainConfig(max_epochs=2, hidden_size=16, word_embedding_dim=16,
+                               char_embedding_dim=8, char_hidden_size=8, threads=1)
+    configs = {"ner": config, "chunk": config}
+    both = train_side_by_side(tiny_corpus, tmp_path / "both", configs)
+    alone = [train_tagger(tiny_corpus, t, tmp_path / "alone" / t, config)
+             for t in ("ner", "chunk")]
+    assert [t.tag_type for t in both] == ["ner", "chunk"]
+    assert both[1].tagger is None and both[1].model_path == tmp_path / "both/chunk/final-model.pt"
+    for a, b in zip(both, alone, strict=True):
+        assert (a.test_f1, a.dev_f1, a.labels) == (b.test_f1, b.dev_f1, b.labels)
+
+        def losses(path):
+            return [line.split("\t")[2:] for line in path.read_text().splitlines()]
+
+        assert losses(a.model_path.parent / "loss.tsv") == losses(b.model_path.parent /
+                                                                  "loss.tsv")
+
+
 def test_sampled_training_sentences_are_those_of_a_full_parse(tiny_corpus, tmp_path):
     """The quick taggers' draw of training sentences is made on the file's blocks before Flair
     parses it; it must keep exactly the sentences that parsing everything and drawing the same
