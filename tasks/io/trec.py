@@ -6,7 +6,9 @@ written with ``repr`` so they read back exactly. Errors name the file and the 1-
 
 from __future__ import annotations
 
+import functools
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -87,8 +89,9 @@ def _read_well_formed(path: str | Path) -> dict[str, list[tuple[str, float]]] | 
     if table.num_rows == 0:
         return None
     for name in ("qid", "docid", "tag"):
-        values = pc.unique(table[name]).to_pylist()
-        if any(not value or any(c.isspace() for c in value) for value in values):
+        values = pc.unique(table[name])
+        if (pc.any(pc.equal(values, "")).as_py()
+                or pc.any(pc.match_substring_regex(values, _white_space_class())).as_py()):
             return None
     if not pc.all(pc.equal(table["q0"], "Q0")).as_py() or pc.any(pc.is_nan(table["score"])).as_py():
         return None
@@ -107,6 +110,21 @@ def _read_well_formed(path: str | Path) -> dict[str, list[tuple[str, float]]] | 
     return {qid: list(zip(docids[start:end], scores[start:end], strict=True))
             for qid, start, end in zip(qids.dictionary.to_pylist(), starts[:-1], starts[1:],
                                        strict=True)}
+
+
+@functools.cache
+def _white_space_class() -> str:
+    """An RE2 character class of exactly the characters ``str.split()`` splits on
+    (``str.isspace``: ASCII and Unicode white space; RE2's ``\\s`` is ASCII only)."""
+    points = [c for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+    ranges: list[list[int]] = []
+    for c in points:
+        if ranges and ranges[-1][1] == c - 1:
+            ranges[-1][1] = c
+        else:
+            ranges.append([c, c])
+    return "[" + "".join(f"\\x{{{a:x}}}" if a == b else f"\\x{{{a:x}}}-\\x{{{b:x}}}"
+                         for a, b in ranges) + "]"
 
 
 def _read_line_by_line(path: str | Path, on_error: str,

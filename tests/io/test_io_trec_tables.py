@@ -17,7 +17,13 @@ from tasks.io.tables import (
     table_fingerprint,
     write_table,
 )
-from tasks.io.trec import _read_line_by_line, _read_well_formed, read_trec_run, write_trec_run
+from tasks.io.trec import (
+    _read_line_by_line,
+    _read_well_formed,
+    _white_space_class,
+    read_trec_run,
+    write_trec_run,
+)
 
 RUN = {
     "q1": [("doc7", 12.5), ("doc3", 11.0), ("Zürich_1", 1e-05)],
@@ -78,6 +84,19 @@ def test_trec_fast_reader_equals_the_line_by_line_one(tmp_path: Path) -> None:
     slow = _read_line_by_line(path, "raise", None)
     assert fast is not None and fast == slow and list(fast) == list(slow)
     assert [len(hits) for hits in fast.values()] == [32] * 4
+
+
+def test_trec_white_space_class_is_that_of_str_split() -> None:
+    """The Arrow (RE2) class the fast reader rejects ids with holds exactly the characters
+    Python's ``str.split()`` splits on, over every code point."""
+    import sys
+
+    import pyarrow.compute as pc
+
+    chars = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
+    found = pc.match_substring_regex(pa.array(chars), _white_space_class()).to_pylist()
+    assert [c for c, hit in zip(chars, found, strict=True) if hit] == [c for c in chars
+                                                                       if c.isspace()]
 
 
 @pytest.mark.parametrize("line", [
