@@ -54,8 +54,9 @@ def read_trec_run(path: str | Path, on_error: str = "raise",
     Blank lines are ignored.
 
     A well-formed file (as :func:`write_trec_run` writes it) is parsed by Arrow's CSV reader,
-    ~6x faster than line by line; any file that Arrow's stricter parse or the vectorised checks
-    do not accept is read line by line, which gives the same result or names the bad line.
+    2-3x faster than line by line (``bench/bench_trec.py``); any file that Arrow's stricter
+    parse or the vectorised checks do not accept is read line by line, which gives the same
+    result or names the bad line.
     """
     fast = _read_well_formed(path)
     if fast is not None:
