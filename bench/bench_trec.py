@@ -54,15 +54,6 @@ def arrow_only(path: Path) -> int:
     return table.num_rows
 
 
-def best_of(fn, repeats: int) -> tuple[float, object]:
-    best, result = float("inf"), None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=7200, help="queries in the run")
@@ -81,8 +72,9 @@ def main() -> None:
             for name, fn in (("arrow", lambda: arrow_only(path)),
                              ("qastress", lambda: read_trec_run(path)),
                              ("line by line", lambda: _read_line_by_line(path, "raise", None))):
-                seconds, results[name] = best_of(fn, 1)
-                timings[name] = min(timings.get(name, float("inf")), seconds)
+                start = time.perf_counter()
+                results[name] = fn()
+                timings[name] = min(timings.get(name, float("inf")), time.perf_counter() - start)
         assert results["qastress"] == results["line by line"], "the readers disagree"
     print(f"{args.queries} queries x {args.depth} hits ({size:.1f} MB), best of {args.repeats}; "
           f"{platform.processor() or platform.machine()}, Python {platform.python_version()}")

@@ -18,9 +18,9 @@ from tasks.io.tables import (
     write_table,
 )
 from tasks.io.trec import (
+    _WHITE_SPACE,
     _read_line_by_line,
     _read_well_formed,
-    _white_space_class,
     read_trec_run,
     write_trec_run,
 )
@@ -94,7 +94,7 @@ def test_trec_white_space_class_is_that_of_str_split() -> None:
     import pyarrow.compute as pc
 
     chars = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
-    found = pc.match_substring_regex(pa.array(chars), _white_space_class()).to_pylist()
+    found = pc.match_substring_regex(pa.array(chars), _WHITE_SPACE).to_pylist()
     assert [c for c, hit in zip(chars, found, strict=True) if hit] == [c for c in chars
                                                                        if c.isspace()]
 
