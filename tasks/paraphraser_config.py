@@ -47,6 +47,10 @@ class ParaphraserConfig(BaseModel):
     schedule: Literal["constant", "inverse_sqrt", "linear"] = "inverse_sqrt"
     label_smoothing: float = Field(0.1, ge=0.0, lt=1.0)
     grad_clip: float | None = Field(1.0, gt=0.0)
+    copy_word_pieces: int | None = Field(None, ge=1, description=(
+        "a word split into at least this many SentencePiece pieces is copied whole (one copy "
+        "unit; the encoder still reads its pieces): rare names are never copied piece by piece "
+        "with a piece dropped or repeated; None: only words with unknown characters"))
     copy_oov_rate: float = Field(0.1, ge=0.0, le=1.0, description=(
         "share of distinct source words treated as out-of-vocabulary during training, so the "
         "copy mechanism learns to copy words it cannot spell"))

@@ -85,7 +85,8 @@ class Paraphraser:
         cfg = ModelConfig.model_validate(
             json.loads((path / CONFIG_FILE).read_text(encoding="utf-8")))
         tokenizer = ParaphraseTokenizer(path / SPM_FILE, lowercase=cfg.lowercase,
-                                        max_len=cfg.max_len)
+                                        max_len=cfg.max_len,
+                                        copy_word_pieces=cfg.copy_word_pieces)
         if tokenizer.vocab_size != cfg.vocab_size:
             raise ValueError(f"{path}: {SPM_FILE} has {tokenizer.spm_vocab_size} pieces but "
                              f"{CONFIG_FILE} expects {cfg.spm_vocab_size}")
@@ -199,7 +200,8 @@ def _model_config(config: ParaphraserConfig, tokenizer: ParaphraseTokenizer) -> 
         spm_vocab_size=tokenizer.spm_vocab_size, vocab_size=tokenizer.vocab_size,
         d_model=config.d_model, heads=config.heads, encoder_layers=config.layers,
         decoder_layers=config.n_decoder_layers, ff=config.ff, dropout=config.dropout,
-        max_len=config.max_len, lowercase=config.lowercase, pad_id=tokenizer.pad_id,
+        max_len=config.max_len, lowercase=config.lowercase,
+        copy_word_pieces=config.copy_word_pieces, pad_id=tokenizer.pad_id,
         bos_id=tokenizer.bos_id, eos_id=tokenizer.eos_id, sep_id=tokenizer.sep_id,
         none_id=tokenizer.none_id, unk_id=tokenizer.unk_id, beam_size=config.beam_size,
         length_penalty=config.length_penalty)
@@ -246,7 +248,8 @@ def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
         train, val = triples, check_triples(val_triples, "val_triples")
     out_dir = Path(out_dir)
     tokenizer = ParaphraseTokenizer(spm_model_path, lowercase=config.lowercase,
-                                    max_len=config.max_len)
+                                    max_len=config.max_len,
+                                    copy_word_pieces=config.copy_word_pieces)
 
     import pytorch_lightning as pl  # only training needs Lightning (a slow import)
 

@@ -32,6 +32,7 @@ class ModelConfig(BaseModel):
     dropout: float
     max_len: int
     lowercase: bool
+    copy_word_pieces: int | None = Field(None, ge=1)
     pad_id: int
     bos_id: int
     eos_id: int

@@ -16,6 +16,12 @@ writes the surface text back. Target words whose core is in the example's OOV ta
 same extended id, so the model is trained to copy them. In-vocabulary words are copied piece by
 piece (the attention distribution is scattered onto their piece ids).
 
+With ``copy_word_pieces=N`` a word whose core SentencePiece splits into ``N`` or more pieces (the
+bare word-boundary piece aside) is a *whole-word* copy unit too: the encoder still reads its
+pieces, but each of them carries the word's extended id, and a target occurrence of the word is
+that one id. Rare names, split into many pieces, are then copied whole or not at all -- never
+piece by piece with a piece dropped or repeated ("crimson" -> "crimsonmson").
+
 During training a share of in-vocabulary source words is *forced* to be OOV (``force``), so the
 copy mechanism learns to copy words it cannot spell, as it must for a suggestion word never seen
 in training.
@@ -45,10 +51,18 @@ class Unit:
     piece_id: int | None
     surface: str | None = None
     word_start: bool = False
+    pieces: tuple[int, ...] = ()  # a whole-word copy unit: the pieces the encoder reads
 
     @property
     def is_oov(self) -> bool:
+        """True for a copy unit (OOV or whole word): it has an extended id, not a piece id."""
         return self.piece_id is None
+
+    def encoder_ids(self, unk_id: int) -> tuple[int, ...]:
+        """What the encoder reads for this unit: its piece, its pieces, or ``<unk>``."""
+        if self.piece_id is not None:
+            return (self.piece_id,)
+        return self.pieces or (unk_id,)
 
 
 @dataclass
@@ -68,7 +82,9 @@ class ParaphraseTokenizer:
     """SentencePiece pieces + specials + per-example extended ids for OOV copy units."""
 
     def __init__(self, spm_model: str | Path | bytes, lowercase: bool = True,
-                 max_len: int = 64) -> None:
+                 max_len: int = 64, copy_word_pieces: int | None = None) -> None:
+        if copy_word_pieces is not None and copy_word_pieces < 1:
+            raise ValueError(f"copy_word_pieces must be >= 1 or None, not {copy_word_pieces}")
         self.sp = spm.SentencePieceProcessor()
         if isinstance(spm_model, bytes):
             self.sp.LoadFromSerializedProto(spm_model)
@@ -81,6 +97,7 @@ class ParaphraseTokenizer:
             self.sp.LoadFromSerializedProto(self.model_proto)
         self.lowercase = lowercase
         self.max_len = max_len
+        self.copy_word_pieces = copy_word_pieces
         self.spm_vocab_size = self.sp.get_piece_size()
         base = self.spm_vocab_size
         self.pad_id, self.bos_id, self.eos_id, self.sep_id, self.none_id = (
@@ -104,7 +121,7 @@ class ParaphraseTokenizer:
 
     def is_oov(self, word: str) -> bool:
         """True when the word's SentencePiece encoding has ``<unk>`` or byte pieces."""
-        return any(u.is_oov for u in self.encode_word(word))
+        return any(u.is_oov and not u.pieces for u in self.encode_word(word))
 
     def encode_word(self, word: str, force_oov: bool = False) -> tuple[Unit, ...]:
         """Units of one word (see the module docstring); ``force_oov`` makes its core OOV."""
@@ -126,8 +143,11 @@ class ParaphraseTokenizer:
             lead, core = "", word
         core_begin = len(lead.encode("utf-8"))
         core_end = core_begin + len(core.encode("utf-8"))
+        whole = False
         if not unknown and not force_oov:
-            return tuple(Unit(i) for i, _, _ in pieces)
+            if not self._copied_whole(pieces, core_begin, core_end):
+                return tuple(Unit(i) for i, _, _ in pieces)
+            whole = True
         begin, end = core_begin, core_end
         if unknown:
             begin = min(begin, min(b for b, _ in unknown))
@@ -139,15 +159,29 @@ class ParaphraseTokenizer:
                 if b < end and e > begin and (b < begin or e > end):
                     begin, end, changed = min(begin, b), max(end, e), True
         units: list[Unit] = []
+        inside: list[int] = []
         for i, b, e in pieces:
             # zero-width pieces at the span's end belong to the next character
             if begin <= b and e <= end and not b == e == end:
+                inside.append(i)
                 if not any(u.is_oov for u in units):
                     surface = raw[begin:end].decode("utf-8", errors="replace")
                     units.append(Unit(None, surface, word_start=begin == 0))
                 continue
             units.append(Unit(i))
+        if whole:
+            units = [Unit(None, u.surface, u.word_start, tuple(inside)) if u.is_oov else u
+                     for u in units]
         return tuple(units)
+
+    def _copied_whole(self, pieces: list[tuple[int, int, int]], begin: int, end: int) -> bool:
+        """True when ``copy_word_pieces`` is set and the core ``[begin, end)`` has at least
+        that many pieces (a piece that is only the word-boundary mark does not count)."""
+        if self.copy_word_pieces is None or begin == end:
+            return False
+        n = sum(1 for i, b, e in pieces if b < end and e > begin
+                and self.sp.id_to_piece(i) != _SPACE)
+        return n >= self.copy_word_pieces
 
     # ------------------------------------------------------------------------- encoding
     def encode_source(self, suggestion: str | None, source: str,
@@ -166,15 +200,16 @@ class ParaphraseTokenizer:
         def add_words(words: list[str], limit: int) -> None:
             for word in words:
                 units = self.encode_word(word, force_oov=self.core(word) in forced)
-                if len(input_ids) + len(units) > limit:
+                if len(input_ids) + sum(len(u.encoder_ids(self.unk_id)) for u in units) > limit:
                     return
                 for unit in units:
                     if unit.is_oov:
                         k = oov.setdefault(unit.surface, len(oov))
                         if k == len(starts):
                             starts.append(unit.word_start)
-                        input_ids.append(self.unk_id)
-                        ext_ids.append(self.vocab_size + k)
+                        for piece in unit.encoder_ids(self.unk_id):
+                            input_ids.append(piece)
+                            ext_ids.append(self.vocab_size + k)
                     else:
                         input_ids.append(unit.piece_id)
                         ext_ids.append(unit.piece_id)
@@ -202,6 +237,8 @@ class ParaphraseTokenizer:
                     ids.append(unit.piece_id)
                 elif unit.surface in table:
                     ids.append(self.vocab_size + table[unit.surface])
+                elif unit.pieces:  # a whole-word unit in the target only: its pieces
+                    ids.extend(unit.pieces)
                 else:  # OOV in the target only: its raw pieces (<unk> / bytes)
                     ids.extend(self._raw_pieces(unit.surface, unit.word_start))
         limit = (max_len or self.max_len) - 1

@@ -117,3 +117,55 @@ def test_decode_skips_specials_and_stops_at_eos(tok):
 def test_missing_model_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="SentencePiece model not found"):
         ParaphraseTokenizer(tmp_path / "nope.model")
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory) -> ParaphraseTokenizer:
+    """The unk vocabulary (60 pieces) with words of >= 3 pieces copied whole."""
+    path = tmp_path_factory.mktemp("spm-whole")
+    return ParaphraseTokenizer(_train(path, False), max_len=32, copy_word_pieces=3)
+
+
+def _core_pieces(tok, word):
+    return [p for p in tok.sp.encode(word, out_type=str) if p != "\u2581"]
+
+
+def test_long_words_are_whole_word_copy_units(whole):
+    long = next(w for w in ("capital", "company", "founded", "france")
+                if len(_core_pieces(whole, w)) >= 3)
+    short = next(w for w in ("the", "is", "man", "war") if len(_core_pieces(whole, w)) < 3)
+    (unit,) = whole.encode_word(long)
+    assert unit.is_oov and unit.surface == long and unit.word_start
+    assert list(unit.pieces) == whole.sp.encode(long)   # the encoder still reads the pieces
+    assert not whole.is_oov(long)                        # it is not an unknown word
+    assert all(not u.is_oov for u in whole.encode_word(short))
+    # punctuation around the core stays a piece of its own
+    units = whole.encode_word(long + "?")
+    assert units[0].is_oov and units[0].surface == long and not units[-1].is_oov
+
+
+def test_whole_word_unit_in_source_target_and_decoding(whole):
+    long = next(w for w in ("capital", "company", "founded", "france")
+                if len(_core_pieces(whole, w)) >= 3)
+    enc = whole.encode_source(None, f"what is the {long} of it?")
+    k = enc.oov_words.index(long)
+    ext = whole.vocab_size + k
+    positions = [i for i, e in enumerate(enc.ext_ids) if e == ext]
+    assert len(positions) == len(whole.sp.encode(long)) >= 2
+    assert [enc.input_ids[i] for i in positions] == whole.sp.encode(long)
+    assert whole.unk_id not in [enc.input_ids[i] for i in positions]
+    target = whole.encode_target(f"which {long} is it?", enc)
+    assert target.count(ext) == 1                        # one id for the whole word
+    assert whole.decode(target, enc.oov_words, enc.oov_word_start) == f"which {long} is it?"
+    # a long word only in the target is spelled by its pieces
+    other = whole.encode_source(None, "what is it?")
+    spelled = whole.encode_target(f"the {long}", other)
+    assert all(i < whole.spm_vocab_size for i in spelled[:-1])
+    assert whole.decode(spelled) == f"the {long}"
+
+
+def test_whole_word_units_are_off_by_default(tok):
+    assert tok.copy_word_pieces is None
+    assert all(not u.is_oov for u in tok.encode_word("capital"))
+    with pytest.raises(ValueError, match="copy_word_pieces"):
+        ParaphraseTokenizer(tok.model_proto, copy_word_pieces=0)

@@ -157,3 +157,16 @@ def test_seeded_training_is_deterministic_and_records_val_loss(spm_model, tmp_pa
     assert state["global_step"] == 12 and state["final_val_loss"] is not None
     assert any("val_loss" in h for h in state["log_history"])
     assert torch.get_num_threads() == 1  # cpu_threads is restored after training
+
+
+def test_whole_word_copy_setting_travels_with_the_checkpoint(spm_model, tmp_path):
+    config = ParaphraserConfig(**CONFIG, batch_size=4, max_steps=4, copy_word_pieces=2)
+    path = train_paraphraser(FREE, spm_model, config, tmp_path / "whole")
+    assert json.loads((path / "config.json").read_text())["copy_word_pieces"] == 2
+    para = load_paraphraser(path)
+    assert para.tokenizer.copy_word_pieces == 2
+    split = next(w for w in ("capital", "company", "founded", "france", "singer")
+                 if len([p for p in para.tokenizer.sp.encode(w, out_type=str)
+                         if p != "\u2581"]) >= 2)
+    enc = para.tokenizer.encode_source(None, f"what is the {split}?")
+    assert split in enc.oov_words  # copied whole after reloading, as in training
