@@ -10,8 +10,9 @@ answer}) -> EM/F1 of orig and para, the drop and its paired bootstrap CI ->
 ``metrics/readers.json`` + ``reports/readers.md`` + Prefect table artifact. Beyond the paper:
 where the subject of each SQuAD dev question is known (the demo world's
 ``sources.squad_dev_entities``), SQuAD dev EM/F1 per subject-frequency bucket
-(``readers.subject_buckets``, by hyperlink count; see :mod:`tasks.reading.subject_buckets`);
-skipped with a note when absent (real SQuAD).
+(``readers.subject_buckets``, by hyperlink count; see :mod:`tasks.reading.subject_buckets`),
+and the flow's own paraphrased sets in the same buckets (orig vs para per bucket); skipped with
+a note when absent (real SQuAD).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from tasks.model_names import model_slug
 from tasks.reading.stages import (
     dev_buckets_task,
     evaluate_task,
+    paraphrase_buckets_task,
     predict_task,
     score_dev_task,
     train_reader_task,
@@ -47,6 +49,28 @@ def dev_buckets(params: Params, predictions: dict[str, dict[str, Path]]) -> dict
                             params.raw_path("squad_dev"), subjects, counts,
                             n_buckets=cfg.subject_buckets, order=eq.bucket_order,
                             key=eq.hyperlink_key, weight=cfg.subject_bucket_weight)
+
+
+def paraphrase_buckets(params: Params, predictions: dict[str, dict[str, Path]],
+                       set_files: dict[str, tuple[Path, Path]]) -> dict[str, dict]:
+    """The flow's own paraphrased sets (those with a ``<set>_pairs.parquet`` linking each pair
+    to its SQuAD dev question) per subject-frequency bucket; ``{}`` without subject links."""
+    subjects, counts = params.raw_path("squad_dev_entities"), params.raw_path("hyperlink_counts")
+    if not (subjects.is_file() and counts.is_file()):
+        return {}
+    eq, cfg = params.entity_questions, params.readers
+    out: dict[str, dict] = {}
+    for name, (orig, para) in set_files.items():
+        pairs = orig.with_name(f"{name}_pairs.parquet")
+        if not pairs.is_file():  # the released sets: no link to the dev questions
+            continue
+        out[name] = paraphrase_buckets_task(
+            {r: (p[f"{name}_orig"], p[f"{name}_para"]) for r, p in predictions.items()},
+            orig, para, pairs, params.raw_path("squad_dev"), subjects, counts,
+            n_buckets=cfg.subject_buckets, order=eq.bucket_order, key=eq.hyperlink_key,
+            weight=cfg.subject_bucket_weight, n_bootstrap=cfg.n_bootstrap,
+            seed=cfg.bootstrap_seed, confidence=cfg.confidence)
+    return out
 
 
 @flow(name="readers", log_prints=True)
@@ -76,10 +100,12 @@ def readers(params: Params | None = None, profile: str | None = None,
     dev = (score_dev_task({r: p["squad_dev"] for r, p in predictions.items()},
                           params.raw_path("squad_dev")) if cfg.evaluate_dev else None)
     buckets = dev_buckets(params, predictions) if cfg.evaluate_dev else None
+    para_buckets = (paraphrase_buckets(params, predictions, set_files) if cfg.evaluate_dev
+                    else {})
     metrics = evaluate_task(predictions, set_files, layout.readers_metrics,
                             layout.readers_report, dev, n_bootstrap=cfg.n_bootstrap,
                             seed=cfg.bootstrap_seed, confidence=cfg.confidence,
-                            dev_buckets=buckets)
+                            dev_buckets=buckets, paraphrase_buckets=para_buckets)
     for reader, sets in metrics["readers"].items():
         for name, b in sets.items():
             if not b["questions"]:

@@ -20,7 +20,7 @@ from tasks.evaluation.topk import bootstrap_difference
 from tasks.io.atomic import write_json, write_text
 from tasks.io.squad import read_predictions
 from tasks.reading.scoring import question_scores, read_squad_v11, score_predictions
-from tasks.reporting.reader_tables import bucket_rows, reader_rows
+from tasks.reporting.reader_tables import bucket_rows, paraphrase_bucket_rows, reader_rows
 from tasks.reporting.tables import markdown_table, publish_table_artifact
 
 VARIANTS = ("orig", "para")
@@ -117,13 +117,16 @@ def evaluate_readers(predictions: Mapping[str, Mapping[str, Path]], set_files: S
 
 def write_reader_tables(metrics: dict, metrics_path: Path, report_path: Path,
                         dev_scores: Mapping[str, Mapping] | None = None,
-                        dev_buckets: Mapping | None = None) -> dict:
+                        dev_buckets: Mapping | None = None,
+                        paraphrase_buckets: Mapping[str, Mapping] | None = None) -> dict:
     """Metrics JSON + Markdown Tables 1-2 (+ SQuAD dev, overall and per subject-frequency
-    bucket when given) + Prefect table artifact."""
+    bucket, and the paraphrased sets per bucket when given) + Prefect table artifact."""
     if dev_scores:
         metrics = {**metrics, "squad_dev": dict(dev_scores)}
     if dev_buckets:
         metrics = {**metrics, "squad_dev_buckets": dict(dev_buckets)}
+    if paraphrase_buckets:
+        metrics = {**metrics, "paraphrased_buckets": dict(paraphrase_buckets)}
     write_json(metrics_path, metrics, indent=2)
     level = round(100 * metrics["confidence"])
     text = ("# Readers on original vs paraphrased questions (Gan & Ng, 2019, Tables 1-2)\n\n"
@@ -150,5 +153,12 @@ def write_reader_tables(metrics: dict, metrics_path: Path, report_path: Path,
                  "known subject, sorted by its hyperlink count and cut into buckets of equal "
                  f"{dev_buckets['weight']} (bucket0 = {dev_buckets['bucket0']}).\n\n"
                  + markdown_table(*bucket_rows(dev_buckets)))
+    for name, buckets in (paraphrase_buckets or {}).items():
+        text += (f"\n## `{name}` per subject-frequency bucket\n\n"
+                 f"{buckets['linked']} of {buckets['pairs']} pairs whose original question has "
+                 "a known subject, in the SQuAD dev buckets above (bucket0 = "
+                 f"{buckets['bucket0']}); EM drop = orig - para in points, paired bootstrap "
+                 f"{level}% CI over the bucket's pairs.\n\n"
+                 + markdown_table(*paraphrase_bucket_rows(buckets)))
     write_text(report_path, text)
     return metrics

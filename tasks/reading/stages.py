@@ -18,7 +18,7 @@ from tasks.reading.retrieve_then_read import (
 from tasks.reading.retrieve_then_read_tables import evaluate_open_predictions, write_open_tables
 from tasks.reading.robustness import evaluate_readers, write_reader_tables
 from tasks.reading.scoring import read_squad_v11, score_prediction_file
-from tasks.reading.subject_buckets import score_dev_buckets
+from tasks.reading.subject_buckets import score_dev_buckets, score_paraphrase_buckets
 
 
 def resolve_reader_model(model: str) -> Path:
@@ -75,10 +75,12 @@ def evaluate_reader_predictions(predictions: Mapping[str, Mapping[str, Path]],
                                 report_path: Path, dev_scores: Mapping[str, Mapping] | None,
                                 n_bootstrap: int = 1000, seed: int = 0,
                                 confidence: float = 0.95,
-                                dev_buckets: Mapping | None = None) -> dict:
+                                dev_buckets: Mapping | None = None,
+                                paraphrase_buckets: Mapping[str, Mapping] | None = None) -> dict:
     """Tables 1-2 from prediction files -> metrics JSON, Markdown, Prefect artifact."""
     metrics = evaluate_readers(predictions, set_files, n_bootstrap, seed, confidence)
-    return write_reader_tables(metrics, metrics_path, report_path, dev_scores, dev_buckets)
+    return write_reader_tables(metrics, metrics_path, report_path, dev_scores, dev_buckets,
+                               paraphrase_buckets)
 
 
 def compare_augmented_readers(before: Mapping[str, Path], after: Mapping[str, Mapping[str, Path]],
@@ -135,6 +137,8 @@ predict_task = artifact_task(predict_squad_files, outputs=("out_dir",),
 score_dev_task = artifact_task(score_squad_files, name="readers: score SQuAD dev")
 dev_buckets_task = artifact_task(score_dev_buckets,
                                  name="readers: SQuAD dev per subject-frequency bucket")
+paraphrase_buckets_task = artifact_task(
+    score_paraphrase_buckets, name="readers: paraphrased set per subject-frequency bucket")
 evaluate_task = artifact_task(evaluate_reader_predictions,
                               outputs=("metrics_path", "report_path"),
                               name="readers: orig vs para tables")

@@ -13,11 +13,17 @@ demo world: 192 of 200 dev questions in bucket 0 of 8), so the default ``"questi
 every question 1 (equal-size buckets, i.e. popularity quantiles). Dev questions without a line
 are counted (``unlinked``) and left out of the buckets; a line whose id is not a dev question is
 an error naming the file and line.
+
+The paraphrased test sets get the same buckets (:func:`score_paraphrase_buckets`): each pair's
+original question is a SQuAD dev question (the set's ``<set>_pairs.parquet`` maps its
+``orig_id`` to the ``squad_id``), so per bucket the readers' EM/F1 on the original and on the
+paraphrased questions and the drop, with its paired bootstrap CI over the bucket's pairs. The
+bucket cuts are the dev set's, so a bucket means the same in both tables.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tasks.evaluation.squad_metrics import iter_squad_v11, per_question_scores
@@ -93,3 +99,90 @@ def score_dev_buckets(predictions: Mapping[str, Path], data_file: Path, subjects
     frequency = read_frequencies(hyperlinks, key=key)
     return bucket_scores(dataset, {r: read_predictions(p) for r, p in predictions.items()},
                          subjects, frequency, n_buckets, order, weight)
+
+
+def read_pair_sources(pairs_path: Path, orig_ids: Sequence[str]) -> list[str]:
+    """The SQuAD dev id of each original question of a paraphrased set, in file order, from the
+    set's pairs table (Parquet with ``orig_id`` and ``squad_id``)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(pairs_path)
+    missing = {"orig_id", "squad_id"} - set(table.column_names)
+    if missing:
+        raise DataFormatError(pairs_path, "columns", "orig_id and squad_id",
+                              f"columns {table.column_names}")
+    source = dict(zip((str(v) for v in table.column("orig_id").to_pylist()),
+                      (str(v) for v in table.column("squad_id").to_pylist()), strict=True))
+    unknown = [qid for qid in orig_ids if qid not in source]
+    if unknown:
+        raise DataFormatError(pairs_path, "orig_id", "a row for every question of the "
+                              "original set", f"{len(unknown)} without one: {unknown[:5]}")
+    return [source[qid] for qid in orig_ids]
+
+
+def paraphrase_bucket_scores(orig: SquadDataset, para: SquadDataset, squad_ids: Sequence[str],
+                             predictions: Mapping[str, tuple[Mapping[str, str],
+                                                             Mapping[str, str]]],
+                             buckets: Mapping[str, tuple[int, int]], n_buckets: int, *,
+                             n_bootstrap: int = 1000, seed: int = 0,
+                             confidence: float = 0.95) -> dict:
+    """Per bucket of :func:`bucket_questions` (keyed by SQuAD dev id): the pairs whose original
+    question is in it, each reader's EM/F1 on orig and para (percent) and the drop
+    ``orig - para`` in points with its paired bootstrap CI. ``squad_ids[i]`` is the dev id of
+    the i-th pair; ``predictions[reader] = (orig predictions, para predictions)``."""
+    from tasks.reading.robustness import bootstrap_scores
+    from tasks.reading.scoring import question_scores
+
+    if not len(orig) == len(para) == len(squad_ids):
+        raise ValueError(f"{len(orig)} original, {len(para)} paraphrased questions and "
+                         f"{len(squad_ids)} sources: they must align by position")
+    per_reader = {r: (question_scores(orig, o), question_scores(para, p))
+                  for r, (o, p) in predictions.items()}
+    out: dict[str, dict] = {}
+    for b in range(n_buckets):
+        rows = [i for i, qid in enumerate(squad_ids) if qid in buckets and buckets[qid][0] == b]
+        counts = [buckets[squad_ids[i]][1] for i in rows]
+        readers: dict[str, dict | None] = {}
+        for reader, (o, p) in per_reader.items():
+            if not rows:
+                readers[reader] = None
+                continue
+            block: dict = {}
+            for m, metric in enumerate(("exact_match", "f1")):
+                a, c = [o[i][m] for i in rows], [p[i][m] for i in rows]
+                diff, low, high = bootstrap_scores(a, c, n=n_bootstrap, seed=seed,
+                                                   confidence=confidence)
+                block[metric] = {"orig": round(100 * sum(a) / len(a), 2),
+                                 "para": round(100 * sum(c) / len(c), 2),
+                                 "drop": round(100 * diff, 2), "ci_low": round(100 * low, 2),
+                                 "ci_high": round(100 * high, 2)}
+            readers[reader] = block
+        out[f"bucket{b}"] = {"pairs": len(rows),
+                             "hyperlinks": [min(counts), max(counts)] if counts else None,
+                             "readers": readers}
+    linked = sum(qid in buckets for qid in squad_ids)
+    return {"pairs": len(squad_ids), "linked": linked, "unlinked": len(squad_ids) - linked,
+            "buckets": out}
+
+
+def score_paraphrase_buckets(predictions: Mapping[str, tuple[Path, Path]], orig_file: Path,
+                             para_file: Path, pairs_file: Path, dev_file: Path,
+                             subjects_file: Path, hyperlinks: Path, n_buckets: int,
+                             order: str = "ascending", key: str = "wikidata",
+                             weight: str = "questions", *, n_bootstrap: int = 1000,
+                             seed: int = 0, confidence: float = 0.95) -> dict:
+    """:func:`paraphrase_bucket_scores` from files: ``{reader: (orig, para) predictions}`` of
+    one paraphrased set, bucketed with the SQuAD dev set's cuts."""
+    dev = read_squad_v11(dev_file)
+    subjects = read_subjects(subjects_file, {qid for qid, _ in iter_squad_v11(dev.raw)})
+    buckets = bucket_questions(subjects, read_frequencies(hyperlinks, key=key), n_buckets,
+                               order, weight)
+    orig, para = read_squad_v11(orig_file), read_squad_v11(para_file)
+    squad_ids = read_pair_sources(pairs_file, [q.id for q in orig.questions()])
+    return {"n_buckets": n_buckets, "order": order, "weight": weight,
+            "bucket0": "rarest subjects" if order == "ascending" else "most frequent subjects",
+            **paraphrase_bucket_scores(
+                orig, para, squad_ids,
+                {r: (read_predictions(o), read_predictions(p)) for r, (o, p) in
+                 predictions.items()},
+                buckets, n_buckets, n_bootstrap=n_bootstrap, seed=seed, confidence=confidence)}

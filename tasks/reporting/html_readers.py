@@ -22,6 +22,7 @@ from tasks.reporting.reader_tables import (
     fusion_rows,
     gain_rows,
     open_rows,
+    paraphrase_bucket_rows,
     reader_rows,
     relation_rows,
 )
@@ -73,6 +74,12 @@ def readers_section(artifacts: Mapping[str, Path], root: Path) -> Section:
             f"SQuAD dev per subject-frequency bucket ({buckets['linked']} of "
             f"{buckets['questions']} questions with a known subject, buckets of equal "
             f"{buckets['weight']}; bucket0 = {buckets['bucket0']})", header, rows, 2))
+    for name, para in (metrics.get("paraphrased_buckets") or {}).items():
+        header, rows = paraphrase_bucket_rows(para)
+        section.blocks.append(_table(
+            f"{name} per subject-frequency bucket ({para['linked']} of {para['pairs']} pairs "
+            f"with a known subject, in the SQuAD dev buckets; bucket0 = {para['bucket0']}; "
+            "EM drop = orig - para with its CI)", header, rows, 2))
     return section
 
 

@@ -148,3 +148,26 @@ def bucket_rows(buckets: Mapping) -> tuple[list[str], list[list[object]]]:
             row += [f"{s['exact_match']:.2f}", f"{s['f1']:.2f}"] if s else ["-", "-"]
         rows.append(row)
     return header, rows
+
+
+def paraphrase_bucket_rows(buckets: Mapping) -> tuple[list[str], list[list[object]]]:
+    """A paraphrased set per subject-frequency bucket (rows): each reader's EM on orig and para
+    and the EM drop with its CI (column triples)."""
+    first = next(iter(buckets["buckets"].values()), None)
+    readers = list(first["readers"]) if first else []
+    header = ["bucket", "hyperlinks", "pairs",
+              *[f"{r} {m}" for r in readers for m in ("EM orig", "EM para", "EM drop [CI]")]]
+    rows: list[list[object]] = []
+    for name, b in buckets["buckets"].items():
+        span = f"{b['hyperlinks'][0]}-{b['hyperlinks'][1]}" if b["hyperlinks"] else "-"
+        row: list[object] = [name, span, b["pairs"]]
+        for reader in readers:
+            s = b["readers"][reader]
+            if s is None:
+                row += ["-", "-", "-"]
+                continue
+            em = s["exact_match"]
+            row += [f"{em['orig']:.2f}", f"{em['para']:.2f}",
+                    f"{em['drop']:+.2f} [{em['ci_low']:+.2f}, {em['ci_high']:+.2f}]"]
+        rows.append(row)
+    return header, rows

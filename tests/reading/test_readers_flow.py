@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from tasks.io.squad import read_predictions, read_squad, write_squad
@@ -34,6 +36,8 @@ def flow_run(prefect_api, smoke_world, tiny_bert, tmp_path_factory):
     sets_dir = root / "sets"
     write_squad(sets_dir / "dev_orig.json", dev)
     write_squad(sets_dir / "dev_para.json", para)
+    ids = [qa["id"] for a in dev["data"] for p in a["paragraphs"] for qa in p["qas"]]
+    pq.write_table(pa.table({"orig_id": ids, "squad_id": ids}), sets_dir / "dev_pairs.parquet")
     layout = Layout(params)
     patch = pytest.MonkeyPatch()
     patch.setattr(Layout, "paraphrase_test_sets", property(lambda self: sets_dir))
@@ -69,6 +73,15 @@ def test_flow_writes_checkpoint_predictions_and_tables(flow_run):
                    for b in buckets["buckets"].values() if b["questions"]) / n
     assert weighted == pytest.approx(dev_em, abs=0.05)
     assert "per subject-frequency bucket" in layout.readers_report.read_text()
+    # the paraphrased set (its pairs table links each pair to a dev question): same buckets
+    para = saved["paraphrased_buckets"]["dev"]
+    assert (para["pairs"], para["linked"]) == (n, n)
+    assert [b["pairs"] for b in para["buckets"].values()] == [
+        b["questions"] for b in buckets["buckets"].values()]
+    orig_em = sum(b["pairs"] * b["readers"][name]["exact_match"]["orig"]
+                  for b in para["buckets"].values() if b["pairs"]) / n
+    assert orig_em == pytest.approx(block["orig"]["exact_match"], abs=0.05)
+    assert "`dev` per subject-frequency bucket" in layout.readers_report.read_text()
 
 
 def test_without_subject_links_buckets_are_skipped_with_a_note(flow_run, capsys):

@@ -87,3 +87,59 @@ def test_demo_world_writes_the_subject_of_every_dev_question(smoke_world):
     for link in links:
         assert link.question == questions[link.id]
         assert len(link.entities) == 1 and labels[link.entities[0]].label in link.question
+
+
+def _pairs_file(tmp_path, rows):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "dev_pairs.parquet"
+    pq.write_table(pa.table({"orig_id": [r[0] for r in rows], "squad_id": [r[1] for r in rows]}),
+                   path)
+    return path
+
+
+def test_paraphrased_pairs_per_bucket_use_the_dev_cuts(tmp_path):
+    from tasks.reading.subject_buckets import paraphrase_bucket_scores, read_pair_sources
+
+    # three pairs: originals of dev q1, q3, q4 (q4 has no subject); ids of the set's own
+    orig = read_squad(write_squad(tmp_path / "dev_orig.json", build_squad("1.1", [("T", [(
+        CONTEXT, [("o1", "Where was Ada born?", [("London", None)]),
+                  ("o2", "Where was Bob born?", [("Leeds", None)]),
+                  ("o3", "Who was born in Leeds?", [("Bob Marsh", None)])])])])))
+    para = read_squad(write_squad(tmp_path / "dev_para.json", build_squad("1.1", [("T", [(
+        CONTEXT, [("p1", "In which city was Ada born?", [("London", None)]),
+                  ("p2", "What is Bob's birthplace?", [("Leeds", None)]),
+                  ("p3", "Who is a native of Leeds?", [("Bob Marsh", None)])])])])))
+    pairs = _pairs_file(tmp_path, [("o3", "q4"), ("o1", "q1"), ("o2", "q3")])
+    squad_ids = read_pair_sources(pairs, [q.id for q in orig.questions()])
+    assert squad_ids == ["q1", "q3", "q4"]
+    buckets = bucket_questions({"q1": "ada", "q2": "ada", "q3": "bob"}, {"ada": 1, "bob": 2}, 2,
+                               weight="hyperlinks")
+    preds = {"r": ({"o1": "London", "o2": "Leeds", "o3": "Bob Marsh"},
+                   {"p1": "Paris", "p2": "Leeds", "p3": "Bob"})}
+    out = paraphrase_bucket_scores(orig, para, squad_ids, preds, buckets, 2, n_bootstrap=50)
+    assert (out["pairs"], out["linked"], out["unlinked"]) == (3, 2, 1)
+    b0, b1 = out["buckets"]["bucket0"], out["buckets"]["bucket1"]
+    assert (b0["pairs"], b0["hyperlinks"], b1["pairs"], b1["hyperlinks"]) == (1, [1, 1], 1, [2, 2])
+    em0 = b0["readers"]["r"]["exact_match"]
+    assert (em0["orig"], em0["para"], em0["drop"]) == (100.0, 0.0, 100.0)
+    em1 = b1["readers"]["r"]["exact_match"]
+    assert (em1["orig"], em1["para"], em1["drop"]) == (100.0, 100.0, 0.0)
+    assert b1["readers"]["r"]["f1"]["drop"] == 0.0
+    with pytest.raises(ValueError, match="align by position"):
+        paraphrase_bucket_scores(orig, para, squad_ids[:2], preds, buckets, 2)
+
+
+def test_pairs_table_errors_name_the_file(tmp_path):
+    from tasks.reading.subject_buckets import read_pair_sources
+
+    pairs = _pairs_file(tmp_path, [("o1", "q1")])
+    with pytest.raises(DataFormatError, match=r"dev_pairs\.parquet.*1 without one: \['o2'\]"):
+        read_pair_sources(pairs, ["o1", "o2"])
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"orig_id": ["o1"]}), pairs)
+    with pytest.raises(DataFormatError, match="orig_id and squad_id"):
+        read_pair_sources(pairs, ["o1"])

@@ -69,7 +69,16 @@ READERS = {"n_bootstrap": 200, "seed": 0, "confidence": 0.95, "sets": {"dev": ["
                                  "bucket0": "rarest subjects", "buckets": {
                "bucket0": {"questions": 18, "hyperlinks": [3, 77],
                            "readers": {"minilm": {"exact_match": 61.11, "f1": 64.72}}},
-               "bucket1": {"questions": 0, "hyperlinks": None, "readers": {"minilm": None}}}}}
+               "bucket1": {"questions": 0, "hyperlinks": None, "readers": {"minilm": None}}}},
+           "paraphrased_buckets": {"dev": {
+               "pairs": 7, "linked": 6, "unlinked": 1, "n_buckets": 2, "order": "ascending",
+               "weight": "questions", "bucket0": "rarest subjects", "buckets": {
+                   "bucket0": {"pairs": 6, "hyperlinks": [4, 70], "readers": {"minilm": {
+                       "exact_match": {"orig": 66.67, "para": 33.33, "drop": 33.33,
+                                       "ci_low": 0.0, "ci_high": 66.67},
+                       "f1": {"orig": 70.0, "para": 40.0, "drop": 30.0, "ci_low": 0.0,
+                              "ci_high": 60.0}}}},
+                   "bucket1": {"pairs": 0, "hyperlinks": None, "readers": {"minilm": None}}}}}}
 AUGMENTATION = {"n_bootstrap": 200, "seed": 0, "confidence": 0.95, "files": {}, "kinds": {
     "non_adversarial": {
         "augmentation": {"threshold": 0.9, "training_questions": 40, "candidates": 31,
@@ -220,6 +229,7 @@ def test_report_holds_every_flows_numbers_figures_params_and_fingerprints(tmp_pa
                    "44.25", "+12.75", "no training questions: not run", "4,141 bytes",  # Table 4
                    "57.14", "47.62", "+14.28", "[+1.25, +30.50] *", "71.25",  # Tables 1-2
                    "18 of 20 questions", "3-77", "61.11", "64.72",  # dev per bucket
+                   "6 of 7 pairs", "4-70", "66.67", "+33.33 [+0.00, +66.67]",  # dev set per bucket
                    "0.9", "19", "52.12", "+4.50", "[+0.75, +8.25] *",  # Tables 3-6
                    "12.50", "37.50", "62.50", "+6.25", "[-3.50, +18.75]", "11.11"):  # RTR
         assert number in html, number
