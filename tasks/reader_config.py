@@ -66,6 +66,9 @@ class ReaderConfig(WindowConfig):
     weight_decay: float = Field(0.01, ge=0.0)
     warmup_ratio: float = Field(0.1, ge=0.0, lt=1.0, description="share of steps warming up")
     grad_clip: float | None = Field(1.0, gt=0.0)
+    hidden_dropout: float | None = Field(None, ge=0.0, lt=1.0, description="hidden-state "
+                                         "dropout while training (None: the checkpoint's own; "
+                                         "attention dropout is left as it is)")
     seed: int = 42
     num_workers: int = Field(0, ge=0)
     cpu_threads: int | None = Field(None, ge=1, description="torch intra-op threads while "

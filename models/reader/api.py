@@ -39,15 +39,28 @@ TRAINING_ARGS_FILE = "training_args.json"
 TRAINER_STATE_FILE = "trainer_state.json"
 
 
-def load_qa_model(path: str | Path) -> tuple[Any, Any]:
-    """``(AutoModelForQuestionAnswering, fast tokenizer)`` of a local checkpoint directory."""
-    from transformers import AutoModelForQuestionAnswering, AutoTokenizer
+#: Config attributes holding the hidden-state dropout of BERT-family (``hidden_dropout_prob``:
+#: BERT, RoBERTa, ELECTRA, MiniLM) and DistilBERT (``dropout``) checkpoints.
+HIDDEN_DROPOUT_KEYS = ("hidden_dropout_prob", "dropout")
+
+
+def load_qa_model(path: str | Path, hidden_dropout: float | None = None) -> tuple[Any, Any]:
+    """``(AutoModelForQuestionAnswering, fast tokenizer)`` of a local checkpoint directory;
+    ``hidden_dropout`` replaces the checkpoint's hidden-state dropout (attention dropout stays)."""
+    from transformers import AutoConfig, AutoModelForQuestionAnswering, AutoTokenizer
 
     path = Path(path)
     if not (path / "config.json").is_file():
         raise FileNotFoundError(f"{path}: not a Hugging Face checkpoint (no config.json)")
+    overrides: dict[str, float] = {}
+    if hidden_dropout is not None:
+        config = AutoConfig.from_pretrained(str(path))
+        overrides = {k: hidden_dropout for k in HIDDEN_DROPOUT_KEYS if hasattr(config, k)}
+        if not overrides:
+            raise ValueError(f"{path}: {type(config).__name__} has none of "
+                             f"{HIDDEN_DROPOUT_KEYS}; cannot set hidden_dropout")
     with quiet_transformers():
-        model = AutoModelForQuestionAnswering.from_pretrained(str(path))
+        model = AutoModelForQuestionAnswering.from_pretrained(str(path), **overrides)
     tokenizer = AutoTokenizer.from_pretrained(str(path), use_fast=True)
     if not tokenizer.is_fast:
         raise ValueError(f"{path}: no fast tokenizer (tokenizer.json); the reader needs "
@@ -154,7 +167,8 @@ def train_reader(examples: Sequence[Example], config: ReaderConfig | Mapping[str
     from models.reader.module import ReaderDataModule, ReaderModule
 
     pl.seed_everything(config.seed, workers=True, verbose=False)
-    model, tokenizer = load_qa_model(base_model)  # the new head: seeded initialisation
+    # the new head: seeded initialisation
+    model, tokenizer = load_qa_model(base_model, hidden_dropout=config.hidden_dropout)
     window = config.window()
     train = featurize(tokenizer, examples, window)
     if not train.windows:

@@ -95,3 +95,18 @@ def test_training_refuses_unanswered_questions(tiny_bert, tmp_path):
     with pytest.raises(ValueError, match="without an answer"):
         train_reader([QAExample("a", "q?", "ctx", ())], CONFIG, tmp_path / "r", tiny_bert)
     assert torch.get_num_threads() >= 1
+
+
+def test_hidden_dropout_replaces_the_checkpoints_own(tiny_bert):
+    from models.reader.api import load_qa_model
+
+    kept, _ = load_qa_model(tiny_bert)  # the tiny checkpoint has no dropout
+    set_, _ = load_qa_model(tiny_bert, hidden_dropout=0.3)
+    assert kept.config.hidden_dropout_prob == 0.0
+    assert set_.config.hidden_dropout_prob == 0.3
+    assert set_.config.attention_probs_dropout_prob == 0.0  # attention dropout is left alone
+    hidden = [m.p for name, m in set_.named_modules()
+              if isinstance(m, torch.nn.Dropout) and "attention.self" not in name]
+    assert hidden and all(p == 0.3 for p in hidden)
+    with pytest.raises(ValueError, match="hidden_dropout"):
+        ReaderConfig(hidden_dropout=1.0)
