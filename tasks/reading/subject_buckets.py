@@ -31,7 +31,8 @@ from tasks.io.errors import DataFormatError
 from tasks.io.linking import iter_linked_questions
 from tasks.io.squad import SquadDataset, read_predictions
 from tasks.questions.buckets import bucket_of_sorted, read_frequencies
-from tasks.reading.scoring import read_squad_v11
+from tasks.reading.robustness import bootstrap_scores
+from tasks.reading.scoring import question_scores, read_squad_v11
 
 
 def read_subjects(path: Path, known_ids: set[str]) -> dict[str, str]:
@@ -130,9 +131,6 @@ def paraphrase_bucket_scores(orig: SquadDataset, para: SquadDataset, squad_ids: 
     question is in it, each reader's EM/F1 on orig and para (percent) and the drop
     ``orig - para`` in points with its paired bootstrap CI. ``squad_ids[i]`` is the dev id of
     the i-th pair; ``predictions[reader] = (orig predictions, para predictions)``."""
-    from tasks.reading.robustness import bootstrap_scores
-    from tasks.reading.scoring import question_scores
-
     if not len(orig) == len(para) == len(squad_ids):
         raise ValueError(f"{len(orig)} original, {len(para)} paraphrased questions and "
                          f"{len(squad_ids)} sources: they must align by position")

@@ -133,41 +133,36 @@ def relation_rows(metrics: Mapping, k: int) -> tuple[list[str], list[list[object
     return header, rows
 
 
-def bucket_rows(buckets: Mapping) -> tuple[list[str], list[list[object]]]:
-    """SQuAD dev EM/F1 per subject-frequency bucket (rows) and reader (column pairs)."""
-    readers = list(next(iter(buckets["buckets"].values()))["readers"]) if buckets["buckets"] \
-        else []
-    header = ["bucket", "hyperlinks", "questions",
-              *[f"{r} {m}" for r in readers for m in ("EM", "F1")]]
+def _bucket_table(buckets: Mapping, count: str, columns: tuple[str, ...],
+                  cells) -> tuple[list[str], list[list[object]]]:
+    """Rows = buckets (name, hyperlink range, ``count``), then per reader the ``columns`` that
+    ``cells(scores)`` formats ("-" where the bucket is empty)."""
+    first = next(iter(buckets["buckets"].values()), None)
+    readers = list(first["readers"]) if first else []
+    header = ["bucket", "hyperlinks", count, *[f"{r} {m}" for r in readers for m in columns]]
     rows: list[list[object]] = []
     for name, b in buckets["buckets"].items():
         span = f"{b['hyperlinks'][0]}-{b['hyperlinks'][1]}" if b["hyperlinks"] else "-"
-        row: list[object] = [name, span, b["questions"]]
+        row: list[object] = [name, span, b[count]]
         for reader in readers:
             s = b["readers"][reader]
-            row += [f"{s['exact_match']:.2f}", f"{s['f1']:.2f}"] if s else ["-", "-"]
+            row += cells(s) if s else ["-"] * len(columns)
         rows.append(row)
     return header, rows
+
+
+def bucket_rows(buckets: Mapping) -> tuple[list[str], list[list[object]]]:
+    """SQuAD dev EM/F1 per subject-frequency bucket (rows) and reader (column pairs)."""
+    return _bucket_table(buckets, "questions", ("EM", "F1"),
+                         lambda s: [f"{s['exact_match']:.2f}", f"{s['f1']:.2f}"])
 
 
 def paraphrase_bucket_rows(buckets: Mapping) -> tuple[list[str], list[list[object]]]:
     """A paraphrased set per subject-frequency bucket (rows): each reader's EM on orig and para
     and the EM drop with its CI (column triples)."""
-    first = next(iter(buckets["buckets"].values()), None)
-    readers = list(first["readers"]) if first else []
-    header = ["bucket", "hyperlinks", "pairs",
-              *[f"{r} {m}" for r in readers for m in ("EM orig", "EM para", "EM drop [CI]")]]
-    rows: list[list[object]] = []
-    for name, b in buckets["buckets"].items():
-        span = f"{b['hyperlinks'][0]}-{b['hyperlinks'][1]}" if b["hyperlinks"] else "-"
-        row: list[object] = [name, span, b["pairs"]]
-        for reader in readers:
-            s = b["readers"][reader]
-            if s is None:
-                row += ["-", "-", "-"]
-                continue
-            em = s["exact_match"]
-            row += [f"{em['orig']:.2f}", f"{em['para']:.2f}",
-                    f"{em['drop']:+.2f} [{em['ci_low']:+.2f}, {em['ci_high']:+.2f}]"]
-        rows.append(row)
-    return header, rows
+    def cells(s: Mapping) -> list[object]:
+        em = s["exact_match"]
+        return [f"{em['orig']:.2f}", f"{em['para']:.2f}",
+                f"{em['drop']:+.2f} [{em['ci_low']:+.2f}, {em['ci_high']:+.2f}]"]
+
+    return _bucket_table(buckets, "pairs", ("EM orig", "EM para", "EM drop [CI]"), cells)
