@@ -205,7 +205,7 @@ class ParaphraseConfig(Section):
     vocab_model_type: Literal["unigram", "bpe"] = "unigram"
     generator: Literal["neural", "ppdb_substitution"] = "neural"
     model: ParaphraserConfig = ParaphraserConfig(d_model=128, layers=2, ff=512, max_steps=600,
-                                                 max_epochs=None, lr=1e-3)
+                                                 max_epochs=None, lr=1e-3, copy_word_pieces=2)
     beam_size: int | None = Field(None, ge=1, description="None = model.beam_size")
     without_suggestion: bool = Field(True, description="also paraphrase with <none>")
     generation_shard_questions: int = Field(
