@@ -36,29 +36,39 @@ from tasks.reading.stages import (
 )
 
 
+def _bucketing(params: Params) -> dict | None:
+    """The subject links, hyperlink counts and bucket settings shared by the dev and the
+    paraphrased-set bucket tables; None when the links or counts are absent (real SQuAD)."""
+    subjects, counts = params.raw_path("squad_dev_entities"), params.raw_path("hyperlink_counts")
+    if not (subjects.is_file() and counts.is_file()):
+        return None
+    eq, cfg = params.entity_questions, params.readers
+    return {"subjects_file": subjects, "hyperlinks": counts, "n_buckets": cfg.subject_buckets,
+            "order": eq.bucket_order, "key": eq.hyperlink_key,
+            "weight": cfg.subject_bucket_weight}
+
+
 def dev_buckets(params: Params, predictions: dict[str, dict[str, Path]]) -> dict | None:
     """SQuAD dev EM/F1 per subject-frequency bucket when the subjects are known (the demo
     world's ``sources.squad_dev_entities``) and hyperlink counts exist; else None, said."""
-    subjects, counts = params.raw_path("squad_dev_entities"), params.raw_path("hyperlink_counts")
-    if not (subjects.is_file() and counts.is_file()):
-        print(f"no subject links ({subjects}) or hyperlink counts ({counts}): no SQuAD dev "
-              "scores per subject-frequency bucket")
+    bucketing = _bucketing(params)
+    if bucketing is None:
+        print(f"no subject links ({params.raw_path('squad_dev_entities')}) or hyperlink counts "
+              f"({params.raw_path('hyperlink_counts')}): no SQuAD dev scores per "
+              "subject-frequency bucket")
         return None
-    eq, cfg = params.entity_questions, params.readers
     return dev_buckets_task({r: p["squad_dev"] for r, p in predictions.items()},
-                            params.raw_path("squad_dev"), subjects, counts,
-                            n_buckets=cfg.subject_buckets, order=eq.bucket_order,
-                            key=eq.hyperlink_key, weight=cfg.subject_bucket_weight)
+                            params.raw_path("squad_dev"), **bucketing)
 
 
 def paraphrase_buckets(params: Params, predictions: dict[str, dict[str, Path]],
                        set_files: dict[str, tuple[Path, Path]]) -> dict[str, dict]:
     """The flow's own paraphrased sets (those with a ``<set>_pairs.parquet`` linking each pair
     to its SQuAD dev question) per subject-frequency bucket; ``{}`` without subject links."""
-    subjects, counts = params.raw_path("squad_dev_entities"), params.raw_path("hyperlink_counts")
-    if not (subjects.is_file() and counts.is_file()):
+    bucketing = _bucketing(params)
+    if bucketing is None:
         return {}
-    eq, cfg = params.entity_questions, params.readers
+    cfg = params.readers
     out: dict[str, dict] = {}
     for name, (orig, para) in set_files.items():
         pairs = orig.with_name(f"{name}_pairs.parquet")
@@ -66,10 +76,8 @@ def paraphrase_buckets(params: Params, predictions: dict[str, dict[str, Path]],
             continue
         out[name] = paraphrase_buckets_task(
             {r: (p[f"{name}_orig"], p[f"{name}_para"]) for r, p in predictions.items()},
-            orig, para, pairs, params.raw_path("squad_dev"), subjects, counts,
-            n_buckets=cfg.subject_buckets, order=eq.bucket_order, key=eq.hyperlink_key,
-            weight=cfg.subject_bucket_weight, n_bootstrap=cfg.n_bootstrap,
-            seed=cfg.bootstrap_seed, confidence=cfg.confidence)
+            orig, para, pairs, params.raw_path("squad_dev"), **bucketing,
+            n_bootstrap=cfg.n_bootstrap, seed=cfg.bootstrap_seed, confidence=cfg.confidence)
     return out
 
 
