@@ -65,6 +65,11 @@ class ReaderConfig(WindowConfig):
     lr: float = Field(5e-5, gt=0.0)
     weight_decay: float = Field(0.01, ge=0.0)
     warmup_ratio: float = Field(0.1, ge=0.0, lt=1.0, description="share of steps warming up")
+    lr_schedule: Literal["linear", "constant", "cosine"] = Field(
+        "linear", description="learning rate after warm-up: linear decay (BERT, run_qa.py), "
+        "constant, or cosine decay")
+    min_lr_ratio: float = Field(0.0, ge=0.0, le=1.0, description="share of lr that the linear "
+                                "or cosine decay ends at")
     grad_clip: float | None = Field(1.0, gt=0.0)
     hidden_dropout: float | None = Field(None, ge=0.0, lt=1.0, description="hidden-state "
                                          "dropout while training (None: the checkpoint's own; "

@@ -1,7 +1,9 @@
-"""Lightning module and data module of the reader: span cross-entropy, AdamW, linear warmup."""
+"""Lightning module and data module of the reader: span cross-entropy, AdamW, warm-up then a
+linear, constant or cosine learning rate."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,11 +18,27 @@ from models.reader.features import Window
 
 def linear_warmup(warmup: int, total: int):
     """Multiplier of the base learning rate at step ``step``: linear up, then linear down."""
+    return lr_factor("linear", warmup, total)
+
+
+def lr_factor(schedule: str, warmup: int, total: int, min_ratio: float = 0.0):
+    """Multiplier of the base learning rate at step ``step``: linear warm-up over ``warmup``
+    steps, then ``linear`` decay to ``min_ratio`` at ``total`` (BERT's and run_qa.py's with 0),
+    ``constant``, or ``cosine`` decay to ``min_ratio``."""
+    if schedule not in ("linear", "constant", "cosine"):
+        raise ValueError(f"unknown lr_schedule {schedule!r}: expected linear, constant or cosine")
 
     def factor(step: int) -> float:
         if warmup and step < warmup:
             return (step + 1) / warmup
-        return max(0.0, (total - step) / max(1, total - warmup))
+        if schedule == "constant":
+            return 1.0
+        if schedule == "linear":
+            left = max(0.0, (total - step) / max(1, total - warmup))
+        else:
+            done = min(1.0, (step - warmup) / max(1, total - warmup))
+            left = 0.5 * (1.0 + math.cos(math.pi * done))
+        return min_ratio + (1.0 - min_ratio) * left
 
     return factor
 
@@ -63,7 +81,8 @@ class ReaderModule(pl.LightningModule):
                                       lr=self.config.lr)
         total = self.config.max_steps or int(self.trainer.estimated_stepping_batches)
         warmup = int(self.config.warmup_ratio * total)
-        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, linear_warmup(warmup, total))
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor(
+            self.config.lr_schedule, warmup, total, self.config.min_lr_ratio))
         return {"optimizer": optimizer,
                 "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 

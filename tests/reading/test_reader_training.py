@@ -110,3 +110,37 @@ def test_hidden_dropout_replaces_the_checkpoints_own(tiny_bert):
     assert hidden and all(p == 0.3 for p in hidden)
     with pytest.raises(ValueError, match="hidden_dropout"):
         ReaderConfig(hidden_dropout=1.0)
+
+
+def test_lr_schedules_after_warm_up():
+    from models.reader.module import linear_warmup, lr_factor
+
+    old_linear = [min((s + 1) / 10, 1.0) if s < 10 else max(0.0, (100 - s) / 90)
+                  for s in range(101)]
+    assert [linear_warmup(10, 100)(s) for s in range(101)] == old_linear  # bit for bit
+    constant = lr_factor("constant", 10, 100, min_ratio=0.3)
+    assert [constant(s) for s in (0, 9, 10, 55, 100)] == [0.1, 1.0, 1.0, 1.0, 1.0]
+    cosine = lr_factor("cosine", 10, 100, min_ratio=0.3)
+    assert cosine(10) == 1.0 and cosine(55) == pytest.approx(0.65) and cosine(100) == 0.3
+    assert cosine(200) == 0.3  # past the planned steps it stays at the floor
+    values = [cosine(s) for s in range(10, 101)]
+    assert values == sorted(values, reverse=True)
+    assert lr_factor("linear", 10, 100, min_ratio=0.3)(100) == pytest.approx(0.3)
+    with pytest.raises(ValueError, match="unknown lr_schedule 'step'"):
+        lr_factor("step", 10, 100)
+    with pytest.raises(ValueError, match="lr_schedule"):
+        ReaderConfig(lr_schedule="step")
+
+
+def test_training_follows_the_configured_schedule(tiny_bert, tmp_path):
+    from models.reader.module import lr_factor
+
+    config = CONFIG.model_copy(update={"max_steps": 20, "warmup_ratio": 0.1, "lr": 1e-3,
+                                       "lr_schedule": "cosine", "min_lr_ratio": 0.25,
+                                       "log_every_n_steps": 1, "batch_size": 8})
+    out = train_reader(synthetic_examples(40, 4), config, tmp_path / "reader", tiny_bert)
+    lrs = [h["lr"] for h in json.loads((out / "trainer_state.json").read_text())["log_history"]
+           if "lr" in h]
+    factor = lr_factor("cosine", 2, 20, min_ratio=0.25)  # warm-up: 10 % of 20 steps
+    assert lrs == pytest.approx([1e-3 * factor(step) for step in range(20)])
+    assert lrs[1] == pytest.approx(1e-3) and lrs[-1] > 0.25e-3
