@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     from models.reader.config import ReaderConfig, WindowConfig
     from models.reader.data import WindowCollator
     from models.reader.features import featurize
-    from models.reader.module import ReaderDataModule, ReaderModule, linear_warmup
+    from models.reader.module import ReaderDataModule, ReaderModule, lr_factor
     from tasks.reading.stages import resolve_reader_model
 
     if args.threads:
@@ -150,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         opt = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
                                  {"params": rest, "weight_decay": 0.0}], lr=config.lr)
         sched = torch.optim.lr_scheduler.LambdaLR(
-            opt, linear_warmup(int(config.warmup_ratio * args.steps), args.steps))
+            opt, lr_factor(config.lr_schedule, int(config.warmup_ratio * args.steps), args.steps,
+                           config.min_lr_ratio))
         loader = torch.utils.data.DataLoader(
             feats, batch_size=config.batch_size, shuffle=True,
             generator=torch.Generator().manual_seed(0),

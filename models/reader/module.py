@@ -16,11 +16,6 @@ from models.reader.data import WindowCollator, WindowDataset
 from models.reader.features import Window
 
 
-def linear_warmup(warmup: int, total: int):
-    """Multiplier of the base learning rate at step ``step``: linear up, then linear down."""
-    return lr_factor("linear", warmup, total)
-
-
 def lr_factor(schedule: str, warmup: int, total: int, min_ratio: float = 0.0):
     """Multiplier of the base learning rate at step ``step``: linear warm-up over ``warmup``
     steps, then ``linear`` decay to ``min_ratio`` at ``total`` (BERT's and run_qa.py's with 0),
