@@ -74,7 +74,8 @@ def main() -> None:
     train, dev = args.raw / params.sources.squad_train, args.raw / params.sources.squad_dev
     out: dict = {"settings": cfg.model_dump(mode="json", include={
         "max_length", "doc_stride", "max_query_length", "batch_size", "max_epochs",
-        "max_steps", "lr", "hidden_dropout", "cpu_threads", "predict_batch_size"}),
+        "max_steps", "lr", "lr_schedule", "min_lr_ratio", "hidden_dropout", "cpu_threads",
+        "predict_batch_size"}),
         "threads": args.threads}
     if args.lengths:
         from transformers import AutoTokenizer
