@@ -6,7 +6,9 @@ PPDB suggestions (the paraphrase flow's PPDB table); ``adversarial``: context su
 Flair NER + chunking (``paraphrase.ner_tagger`` / ``chunk_tagger``, or the demo world's offline
 taggers) — the paraphrase flow's trained paraphraser (``data/paraphrase/paraphraser``) writes
 paraphrases with them, in shards on the task runner, and the similarity filter keeps those
-above ``paraphrase.similarity.augmentation`` (0.9) or ``adversarial_augmentation`` (0.83).
+above ``paraphrase.similarity.augmentation`` (0.9) or ``adversarial_augmentation`` (0.83);
+on the demo world with ``readers.augmentation.world_raters`` only those the world raters
+accept where they can judge (``rated.parquet``; not in the paper).
 ``n_augmented`` of them join the training file (SQuAD v1.1, ids ``<id>_para<k>``) ->
 ``data/reader_augmentation/<kind>/``; ``readers.model`` is re-trained on it with the readers
 flow's settings. The readers flow's reader (``data/readers/<model>``, trained on the original
@@ -26,6 +28,7 @@ from flows._params import resolve
 from flows._taggers import flair_taggers
 from flows.generate_paraphrases import generate_paraphrases_on
 from tasks.config import Params
+from tasks.demo.raters import world_rated_candidates_task
 from tasks.io.squad import discover_paraphrase_sets
 from tasks.layout import Layout
 from tasks.model_names import model_slug
@@ -51,6 +54,10 @@ def reader_augmentation(params: Params | None = None, profile: str | None = None
     params = resolve(params, profile, params_file)
     layout, cfg, aug = Layout(params), params.readers, params.readers.augmentation
     sim = params.paraphrase.similarity
+    if aug.world_raters and params.sources.world != "demo":
+        raise ValueError("readers.augmentation.world_raters needs the demo world (sources.world: "
+                         f"demo, not {params.sources.world!r}): only the demo world knows what "
+                         "its questions ask; set it to false for real data")
     before_name = model_slug(cfg.model.model)
     before_dir = layout.reader_dir(before_name)
     if not (before_dir / "config.json").is_file():
@@ -74,7 +81,13 @@ def reader_augmentation(params: Params | None = None, profile: str | None = None
              f"flow's `{before_name}`); paraphraser `{params.paraphrase.generator}`; "
              f"similarity bars "
              f"{sim.augmentation} (non-adversarial), {sim.adversarial_augmentation} "
-             "(adversarial), kept when above.",)
+             "(adversarial), kept when above"
+             + (f"; then only those the world raters accept ({', '.join(params.paraphrase.raters)}"
+                f": every rater >= {params.paraphrase.min_rating} on meaning and fluency, "
+                "tasks/demo/raters.py; the paper did not rate its augmentation data), where "
+                "the world's grammar reads the original (questions about the contexts' "
+                "distractor sentences are not rated: the bar alone decides, as in the paper)."
+                if aug.world_raters else "."),)
     metrics = compare_augmented_task(
         before, after, inputs, counts, metrics_path=layout.augmentation_metrics,
         report_path=layout.augmentation_report, added_tables=added, notes=notes,
@@ -167,8 +180,14 @@ def _augment(params: Params, kind: str, paraphraser: Path | None, thresholds: di
     steps["similarity"] = similarity_task(candidates, scored, thresholds,
                                           model_path=para.similarity.model,
                                           batch_size=para.similarity.batch_size)
+    rated_column = None
+    if aug.world_raters:
+        rated = work / "rated.parquet"
+        steps["world_raters"] = world_rated_candidates_task(
+            scored, rated, KEEP_COLUMNS[kind], list(para.raters), para.min_rating)
+        scored, rated_column = rated, "world_keep"
     counts = augment_task(squad_train, scored, work / "data", KEEP_COLUMNS[kind],
-                          aug.n_augmented, aug.per_question, aug.seed)
+                          aug.n_augmented, aug.per_question, aug.seed, rated_column)
     return {**counts, "threshold": thresholds[THRESHOLDS[kind]], "steps": steps}
 
 

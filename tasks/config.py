@@ -264,7 +264,8 @@ class ReaderAugmentationConfig(Section):
     ``paraphrase.similarity.augmentation``; ``adversarial`` = context suggestions (Flair NER +
     chunking) kept above ``paraphrase.similarity.adversarial_augmentation``. One re-trained
     reader per kind. ``max_source_questions`` paraphrases only the first training questions
-    (None: all; the paper paraphrases all and samples 25,000).
+    (None: all; the paper paraphrases all and samples 25,000). ``world_raters`` (demo world
+    only) also filters the candidates above the bar through the world raters.
     """
 
     kinds: tuple[Literal["non_adversarial", "adversarial"], ...] = (
@@ -275,6 +276,10 @@ class ReaderAugmentationConfig(Section):
     max_source_questions: int | None = Field(None, ge=1, description="training questions "
                                              "paraphrased (first N; None: all)")
     seed: int = 2019
+    world_raters: bool = Field(False, description=(
+        "demo world only: also keep only the paraphrases the world raters accept "
+        "(tasks/demo/raters.py; paraphrase.raters, paraphrase.min_rating), as the paraphrased "
+        "test sets do. The paper did not rate its augmentation data"))
     evaluate_released: bool = Field(True, description="also evaluate on readers.released_sets")
 
 

@@ -7,7 +7,9 @@ of its question bank with a subject's name in it, and the question grammar
 (:mod:`tasks.demo.question_grammar`, read by :mod:`tasks.demo.question_parser`) holds every
 fluent phrasing of each relation or question type. The world raters fill the same rating form
 real raters fill (:func:`tasks.paraphrase.human_eval.export_form`); the form is then read
-back by the same :func:`~tasks.paraphrase.human_eval.import_ratings`.
+back by the same :func:`~tasks.paraphrase.human_eval.import_ratings`. The reader-augmentation
+flow can ask the same raters about its paraphrased training questions
+(:func:`rate_candidates`, ``readers.augmentation.world_raters``), which the paper did not rate.
 
 How a world rater scores a pair (the original is read by the grammar: its key and subject):
 
@@ -38,9 +40,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from tasks.demo.question_parser import SUBJECT, QuestionGrammar, with_subject
 from tasks.io.atomic import atomic_write
 from tasks.io.errors import DataFormatError
+from tasks.io.tables import read_table, write_table
 from tasks.orchestration import artifact_task
 from tasks.paraphrase.human_eval import FORM_COLUMNS, INSTRUCTIONS
 from tasks.paraphrase.text import is_word, load_stopwords, tokenize
@@ -137,4 +142,67 @@ def rate_form(form_path: Path, out_csv: Path, raters: Sequence[str] = ("A", "B")
             "lenient_raters": ",".join(r for r in raters if lenient[r])}
 
 
+#: ``world_verdict`` of a candidate (:func:`rate_candidates`).
+VERDICTS = ("below_bar", "accepted", "rejected", "outside_grammar")
+
+
+def rate_candidates(scored_path: Path, out_path: Path, keep_column: str,
+                    raters: Sequence[str] = ("A", "B"), min_rating: int = 4,
+                    grammar: QuestionGrammar | None = None) -> dict[str, Any]:
+    """Rate scored paraphrase candidates (``qid``, ``question``, ``paraphrase`` and a
+    ``keep_column`` flag) as the world raters, write them with the ratings to ``out_path``
+    (Parquet, atomically); return the counts.
+
+    Only the rows whose ``keep_column`` is true (above the similarity bar) are rated, and only
+    where the world's grammar reads the original: the SQuAD-style training set also asks about
+    the contexts' distractor sentences (``squad_prose.json``), questions the grammar does not
+    hold, so no world rater can judge their paraphrases. Added columns, per rater ``r`` in
+    ``raters`` (even positions strict, odd ones lenient, as :func:`rate_form`): ``semantic_<r>``
+    and ``fluency_<r>`` (null for rows not rated); ``world_verdict`` (:data:`VERDICTS`:
+    ``accepted`` when every rater rates ``>= min_rating`` on both scales); ``world_keep``: above
+    the bar and not rejected (the raters decide where they can judge; elsewhere the bar alone
+    does, as in the paper).
+    """
+    grammar = QuestionGrammar() if grammar is None else grammar
+    table = read_table(scored_path)
+    for column in ("qid", "question", "paraphrase", keep_column):
+        if column not in table.column_names:
+            raise ValueError(f"{scored_path}: no column {column!r} (columns: "
+                             f"{table.column_names}); expected scored paraphrase candidates")
+    rows = table.to_pylist()
+    accepted_by: Counter[str] = Counter()
+    verdicts: Counter[str] = Counter()
+    for row in rows:
+        ratings: dict[str, Rating | None] = dict.fromkeys(raters)
+        if not row[keep_column]:
+            verdict = "below_bar"
+        elif not grammar.parse(row["question"]):
+            verdict = "outside_grammar"
+        else:
+            for k, name in enumerate(raters):
+                rating = rate(grammar, row["question"], row["paraphrase"], k % 2 == 1)
+                ratings[name] = rating
+                accepted_by[name] += min(rating) >= min_rating
+            verdict = ("accepted" if all(r is not None and min(r) >= min_rating
+                                         for r in ratings.values()) else "rejected")
+        verdicts[verdict] += 1
+        for name, rating in ratings.items():
+            row[f"semantic_{name}"] = rating[0] if rating else None
+            row[f"fluency_{name}"] = rating[1] if rating else None
+        row["world_verdict"] = verdict
+        row["world_keep"] = verdict in ("accepted", "outside_grammar")
+    schema = table.schema
+    for name in raters:
+        schema = schema.append(pa.field(f"semantic_{name}", pa.int64()))
+        schema = schema.append(pa.field(f"fluency_{name}", pa.int64()))
+    schema = schema.append(pa.field("world_verdict", pa.string()))
+    write_table(out_path, rows, schema=schema.append(pa.field("world_keep", pa.bool_())))
+    rated = verdicts["accepted"] + verdicts["rejected"]
+    return {"candidates": len(rows), **{v: verdicts[v] for v in VERDICTS}, "rated": rated,
+            "acceptance_rate": verdicts["accepted"] / rated if rated else None,
+            **{f"accepted_by_{name}": accepted_by[name] for name in raters}}
+
+
 world_rating_task = artifact_task(rate_form, outputs=("out_csv",), name="world raters")
+world_rated_candidates_task = artifact_task(rate_candidates, outputs=("out_path",),
+                                            name="world raters: candidates")

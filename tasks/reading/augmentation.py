@@ -3,9 +3,11 @@ passed the similarity bar, added to the SQuAD v1.1 training file.
 
 The scored candidates (:func:`tasks.paraphrase.similarity.score_candidates` over paraphrases of
 the training questions) hold one row per paraphrase with ``keep_<threshold>`` flags. Only rows
-whose flag is true enter; of those, at most ``per_question`` per training question (a seeded
-random choice per question), then ``n`` of all (a seeded random sample; fewer when fewer
-passed: the shortfall is reported). Every skipped candidate is counted by reason.
+whose flag is true enter (and, on the demo world with ``readers.augmentation.world_raters``,
+only those the world raters accept: a departure from the paper, which did not rate them); of
+those, at most ``per_question`` per training question (a seeded random choice per question),
+then ``n`` of all (a seeded random sample; fewer when fewer passed: the shortfall is
+reported). Every skipped candidate is counted by reason.
 
 The augmented file is the training file with each added paraphrase placed right after its
 original question, in the same paragraph, with the same gold answers (text and
@@ -39,7 +41,8 @@ KEEP_COLUMNS = {"non_adversarial": "keep_augmentation",
 
 
 def select_augmentation(rows: Sequence[Mapping[str, Any]], keep_column: str, n: int,
-                        per_question: int = 1, seed: int = 2019
+                        per_question: int = 1, seed: int = 2019,
+                        rated_column: str | None = None
                         ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The rows to add (in input order) and the counts of what was skipped and why.
 
@@ -47,19 +50,24 @@ def select_augmentation(rows: Sequence[Mapping[str, Any]], keep_column: str, n: 
     and ``similarity``). Counts: ``candidates``, ``skipped_below_bar`` (flag false),
     ``above_bar``, ``skipped_per_question`` (over ``per_question``), ``skipped_over_n`` (not
     sampled), ``requested`` (``n``), ``added``, ``shortfall`` (``n - added`` when fewer passed).
+    With ``rated_column`` (raters' verdicts, e.g. ``world_accepted``), rows above the bar that
+    the raters did not accept are skipped too, counted as ``skipped_by_raters``.
     """
     if n < 1 or per_question < 1:
         raise ValueError(f"need n >= 1 and per_question >= 1, got {n} and {per_question}")
     above: dict[str, list[tuple[int, Mapping[str, Any]]]] = {}
-    below = 0
+    below = rejected = 0
     for i, row in enumerate(rows):
-        if keep_column not in row:
-            raise ValueError(f"candidate row {i} (qid {row.get('qid')!r}) has no "
-                             f"{keep_column!r} flag: score the candidates with that threshold")
-        if row[keep_column]:
-            above.setdefault(row["qid"], []).append((i, row))
-        else:
+        for column in (keep_column, rated_column):
+            if column is not None and column not in row:
+                raise ValueError(f"candidate row {i} (qid {row.get('qid')!r}) has no "
+                                 f"{column!r} flag: score (and rate) the candidates first")
+        if not row[keep_column]:
             below += 1
+        elif rated_column is not None and not row[rated_column]:
+            rejected += 1
+        else:
+            above.setdefault(row["qid"], []).append((i, row))
     pool: list[tuple[int, Mapping[str, Any]]] = []
     capped = 0
     for qid, options in above.items():
@@ -71,7 +79,9 @@ def select_augmentation(rows: Sequence[Mapping[str, Any]], keep_column: str, n: 
     chosen = pool if len(pool) <= n else sorted(random.Random(seed).sample(pool, n),
                                                 key=lambda item: item[0])
     counts = {"candidates": len(rows), "skipped_below_bar": below,
-              "above_bar": len(rows) - below, "skipped_per_question": capped,
+              "above_bar": len(rows) - below,
+              **({"skipped_by_raters": rejected} if rated_column is not None else {}),
+              "skipped_per_question": capped,
               "skipped_over_n": len(pool) - len(chosen), "requested": n,
               "added": len(chosen), "shortfall": max(0, n - len(chosen))}
     return [dict(row) for _, row in chosen], counts
@@ -119,21 +129,24 @@ ADDED_FILE = "added.parquet"
 
 def build_augmented_training(squad_path: Path, scored_path: Path, out_dir: Path,
                              keep_column: str, n: int, per_question: int = 1,
-                             seed: int = 2019) -> dict[str, Any]:
+                             seed: int = 2019, rated_column: str | None = None
+                             ) -> dict[str, Any]:
     """Write ``out_dir/train-v1.1.json`` (SQuAD v1.1) and ``out_dir/added.parquet``; the
     counts.
 
     ``squad_path`` must be a valid v1.1 file (:func:`read_squad_v11`); ``scored_path`` the
-    scored candidates of its questions, with a ``keep_column`` flag.
+    scored candidates of its questions, with a ``keep_column`` flag (and a ``rated_column``
+    of raters' verdicts when given: :func:`tasks.demo.raters.rate_candidates`).
     """
     dataset = read_squad_v11(squad_path)
     table = read_table(scored_path)
-    for column in ("qid", "paraphrase", keep_column):
+    for column in ("qid", "paraphrase", keep_column, *([rated_column] if rated_column else [])):
         if column not in table.column_names:
             raise ValueError(f"{scored_path}: no column {column!r} (columns: "
                              f"{table.column_names}); expected scored paraphrase candidates")
     rows = table.to_pylist()
-    chosen, counts = select_augmentation(rows, keep_column, n, per_question, seed)
+    chosen, counts = select_augmentation(rows, keep_column, n, per_question, seed,
+                                         rated_column)
     raw, added = augmented_squad(dataset.raw, chosen)
     out_dir = Path(out_dir)
     write_squad(out_dir / TRAIN_FILE, raw)

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 
 #: Counts of the augmented training data shown in the report, in order.
 COUNT_KEYS = ("training_questions", "paraphrased_questions", "candidates", "skipped_below_bar",
-              "above_bar", "skipped_per_question", "skipped_over_n", "requested", "added",
-              "shortfall", "total_training_questions")
+              "above_bar", "skipped_by_raters", "skipped_per_question", "skipped_over_n",
+              "requested", "added", "shortfall", "total_training_questions")
 
 
 def reader_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:

@@ -19,9 +19,10 @@ from tasks.demo.lexicon import load_data
 from tasks.demo.question_grammar import expand, phrasings
 from tasks.demo.question_pairs import askable, build_quora, build_wikianswers
 from tasks.demo.question_parser import QuestionGrammar, with_subject
-from tasks.demo.raters import rate, rate_form
+from tasks.demo.raters import rate, rate_candidates, rate_form
 from tasks.demo.rng import stream
 from tasks.io.squad import SquadAnswer, SquadQuestion, read_squad
+from tasks.io.tables import read_table, write_table
 from tasks.paraphrase.flow_tasks import acceptance, human_evaluation
 from tasks.paraphrase.human_eval import export_form, import_ratings
 from tasks.paraphrase.test_sets import ParaphrasePair, write_test_set
@@ -196,3 +197,37 @@ def test_export_form_is_what_the_world_raters_fill(tmp_path, grammar):
     counts = rate_form(form, tmp_path / "filled.csv", ("A", "B", "C"), grammar=grammar)
     assert counts["strict_raters"] == "A,C" and counts["lenient_raters"] == "B"
     assert import_ratings(tmp_path / "filled.csv", ["p1"], ("A", "B", "C")).kept == ["p1"]
+
+
+def test_augmentation_candidates_above_the_bar_are_rated_where_the_world_reads_them(
+        tmp_path, grammar):
+    """The reader-augmentation flow's candidates (``readers.augmentation.world_raters``)."""
+    (good_q, good_p), (bad_q, bad_p) = GOOD[0], BAD[0]
+    rows = [{"qid": "g", "question": good_q, "paraphrase": good_p, "keep_augmentation": True},
+            {"qid": "b", "question": bad_q, "paraphrase": bad_p, "keep_augmentation": True},
+            {"qid": "l", "question": BORDERLINE[0], "paraphrase": BORDERLINE[1],
+             "keep_augmentation": True},
+            {"qid": "x", "question": good_q, "paraphrase": good_p, "keep_augmentation": False},
+            # a question about a context's distractor sentence: outside the world's grammar
+            {"qid": "d", "question": "Where did Toby Davis settle?",
+             "paraphrase": "where did toby davis settle down?", "keep_augmentation": True}]
+    write_table(tmp_path / "scored.parquet", rows)
+    counts = rate_candidates(tmp_path / "scored.parquet", tmp_path / "rated.parquet",
+                             "keep_augmentation", ["A", "B"], grammar=grammar)
+    out = read_table(tmp_path / "rated.parquet").to_pylist()
+    assert [r["world_verdict"] for r in out] == ["accepted", "rejected", "rejected",
+                                                 "below_bar", "outside_grammar"]
+    assert [r["world_keep"] for r in out] == [True, False, False, False, True]
+    # the strict rater A rejects the borderline pair, the lenient B accepts it; below the bar
+    # and outside the grammar nothing is rated
+    assert (out[2]["fluency_A"], out[2]["fluency_B"]) == (3, 4)
+    assert out[3]["semantic_A"] is None and out[4]["fluency_B"] is None
+    assert out[0]["semantic_B"] == 5
+    assert counts == {"candidates": 5, "below_bar": 1, "accepted": 1, "rejected": 2,
+                      "outside_grammar": 1, "rated": 3, "acceptance_rate": 1 / 3,
+                      "accepted_by_A": 1, "accepted_by_B": 2}
+    with pytest.raises(ValueError, match=r"scored.parquet: no column 'question'"):
+        write_table(tmp_path / "scored.parquet", [{k: v for k, v in r.items() if k != "question"}
+                                                  for r in rows])
+        rate_candidates(tmp_path / "scored.parquet", tmp_path / "rated.parquet",
+                        "keep_augmentation", grammar=grammar)

@@ -53,6 +53,21 @@ def test_only_rows_above_the_bar_enter_and_every_skip_is_counted():
     assert len(chosen2) == 3 and counts2["skipped_per_question"] == 0
 
 
+def test_rows_the_raters_reject_are_skipped_and_counted():
+    rows = [{**_row("a1", "where is ada park from?", True), "world_accepted": False},
+            {**_row("a1", "where was ada park born ?", True), "world_accepted": True},
+            {**_row("a2", "when did ada park go to oslo?", True), "world_accepted": False},
+            {**_row("b1", "who recorded the blue hour?", False, 0.5), "world_accepted": False}]
+    chosen, counts = select_augmentation(rows, "keep_augmentation", n=10, per_question=2,
+                                         rated_column="world_accepted")
+    assert [r["paraphrase"] for r in chosen] == ["where was ada park born ?"]
+    assert counts["skipped_below_bar"] == 1 and counts["above_bar"] == 3
+    assert counts["skipped_by_raters"] == 2 and counts["added"] == 1
+    assert "skipped_by_raters" not in select_augmentation(rows, "keep_augmentation", n=10)[1]
+    with pytest.raises(ValueError, match="row 0 .* no 'rated' flag"):
+        select_augmentation(rows, "keep_augmentation", n=10, rated_column="rated")
+
+
 def test_n_is_respected_and_the_sample_is_seeded():
     rows = [_row(f"q{i}", f"paraphrase {i}", True) for i in range(50)]
     chosen, counts = select_augmentation(rows, "keep_augmentation", n=7, seed=3)

@@ -1,7 +1,7 @@
 """The reader-augmentation flow on the smoke world with a tiny random BERT: augmented training
-files (only pairs above the bar, N respected, skips counted), re-trained readers, before/after
-predictions and Tables 3-6; clear errors when the readers' or the paraphrase flow's outputs
-are missing."""
+files (only pairs above the bar that the world raters accept, N respected, skips counted),
+re-trained readers, before/after predictions and Tables 3-6; clear errors when the readers' or
+the paraphrase flow's outputs are missing, or when the world raters are asked on real data."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def flow_run(prefect_api, smoke_world, tiny_bert, tmp_path_factory):
 
     params = _params(smoke_world, tmp_path_factory.mktemp("augment"), tiny_bert,
                      kinds=("non_adversarial", "adversarial"), n_augmented=N,
-                     max_source_questions=None)
+                     max_source_questions=None, world_raters=True)
     _prerequisites(params)
     stubs = {"stub-ner": SilentTagger(), "stub-chunk": SilentTagger()}
     with pytest.MonkeyPatch.context() as patch, run_settings(params.paths.state):
@@ -81,19 +81,30 @@ def flow_run(prefect_api, smoke_world, tiny_bert, tmp_path_factory):
     return params, Layout(params), metrics
 
 
-def test_augmented_training_file_holds_only_pairs_above_the_bar(flow_run):
+def test_augmented_training_file_holds_only_rated_pairs_above_the_bar(flow_run):
     params, layout, metrics = flow_run
     counts = metrics["kinds"]["non_adversarial"]["augmentation"]
     work = layout.augmentation_dir("non_adversarial")
     scored = read_table(work / "scored.parquet").to_pylist()
+    rated = read_table(work / "rated.parquet").to_pylist()
+    assert [r["paraphrase"] for r in rated] == [r["paraphrase"] for r in scored]
     bar = params.paraphrase.similarity.augmentation
-    above = [r for r in scored if r["similarity"] > bar]
+    above = [r for r in rated if r["similarity"] > bar]
+    accepted = [r for r in above if r["world_verdict"] == "accepted"]
+    outside = [r for r in above if r["world_verdict"] == "outside_grammar"]
+    assert all(r["semantic_A"] is None for r in rated if r["similarity"] <= bar)
+    assert all(min(r["semantic_A"], r["fluency_A"], r["semantic_B"], r["fluency_B"]) >= 4
+               for r in accepted)
     assert counts["threshold"] == bar and counts["candidates"] == len(scored)
     assert counts["skipped_below_bar"] == len(scored) - len(above)
+    rejected = len(above) - len(accepted) - len(outside)
+    assert counts["skipped_by_raters"] == rejected > 0
+    raters = counts["steps"]["world_raters"]
+    assert (raters["accepted"], raters["rejected"]) == (len(accepted), rejected)
     assert 1 <= counts["added"] <= N and counts["added"] + counts["shortfall"] == N
     added = read_table(work / "data" / ADDED_FILE).to_pylist()
     assert len(added) == counts["added"]
-    kept = {(r["qid"], r["paraphrase"]) for r in above}
+    kept = {(r["qid"], r["paraphrase"]) for r in accepted + outside}
     assert all((r["orig_id"], r["paraphrase"]) in kept for r in added)
     train = read_squad_v11(work / "data" / TRAIN_FILE)
     n_train = len(read_squad(params.raw_path("squad_train")))
@@ -140,6 +151,10 @@ def test_missing_reader_or_paraphraser_is_a_clear_error(smoke_world, tiny_bert, 
     params = _params(smoke_world, tmp_path, tiny_bert)
     with pytest.raises(FileNotFoundError, match="no trained reader at .*run the readers stage"):
         reader_augmentation.fn(params=params)
+    real = _params(smoke_world, tmp_path / "real", tiny_bert, world_raters=True)
+    real = real.model_copy(update={"sources": real.sources.model_copy(update={"world": "real"})})
+    with pytest.raises(ValueError, match="world_raters needs the demo world"):
+        reader_augmentation.fn(params=real)
     with pytest.raises(FileNotFoundError, match="no PPDB table at .*ppdb.sqlite"):
         paraphraser_dir(params)
     layout = Layout(params)
