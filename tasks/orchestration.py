@@ -7,6 +7,14 @@ source and its inputs with every :class:`~pathlib.Path` replaced by the sha256 o
 name a task's *outputs* are hashed by path only; when one of them no longer exists the cached
 record is dropped so the task runs again instead of returning a stale reference.
 
+Several parameterisations of a task may write the same output path (a reader re-trained with
+another seed, ``dvc exp run -S`` flipping a parameter back): after A, B, A the third run's key
+has a record, but the file holds B's output. So every run of an :func:`artifact_task` stamps
+each output path with its cache key when it finishes (``<result storage>/.output-stamps/``, one
+small file per output path), and a record is only served when every output path carries the
+key's own stamp; otherwise it is dropped and the task runs again. (An output edited by hand,
+outside any task run, is not noticed: as before, only its presence is.)
+
 The key also holds :func:`code_fingerprint`: the content of every file of the qastress source
 tree (``flows/``, ``tasks/``, ``models/``, package data included) and the versions of the
 libraries that compute results, so a fix in a helper a task calls, or a new torch, reruns the
@@ -19,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import inspect
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -33,10 +42,11 @@ from prefect.settings import (
     PREFECT_RESULTS_PERSIST_BY_DEFAULT,
     temporary_settings,
 )
+from prefect.transactions import get_transaction
 from prefect.utilities.hashing import hash_objects
 from pydantic import BaseModel
 
-from tasks.io.atomic import file_fingerprint
+from tasks.io.atomic import atomic_write, file_fingerprint
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -131,14 +141,6 @@ def stable_value(value: Any) -> Any:
     return value
 
 
-def _outputs_present(value: Any) -> bool:
-    if isinstance(value, str | Path):
-        return Path(value).exists()
-    if isinstance(value, list | tuple):
-        return all(_outputs_present(v) for v in value)
-    return True
-
-
 @dataclass
 class FileFingerprintPolicy(CachePolicy):
     """Cache key = task source + :func:`code_fingerprint` + inputs, file inputs by content.
@@ -158,20 +160,85 @@ class FileFingerprintPolicy(CachePolicy):
         }
         key = hash_objects({"source": source, "code": code_fingerprint(), "inputs": hashed},
                            raise_on_failure=True)
-        if not all(_outputs_present(inputs.get(name)) for name in self.outputs):
+        outputs = [path for name in self.outputs for path in _output_paths(inputs.get(name))]
+        if not all(path.exists() and _stamped_by(path, key) for path in outputs):
             _drop_record(key)
         return key
 
 
-def _drop_record(key: str) -> None:
-    """Remove the stored cache record of ``key`` from the current local result storage."""
+def _output_paths(value: Any) -> list[Path]:
+    """The paths an output parameter names (a path, or a list or tuple of them; None: none)."""
+    if isinstance(value, str | Path):
+        return [Path(value)]
+    if isinstance(value, list | tuple):
+        return [path for item in value for path in _output_paths(item)]
+    return []
+
+
+def _local_storage(store: Any = None) -> Path | None:
+    """The local result storage directory of ``store`` (default: the current one); ``None``
+    when results are not stored on a local file system."""
     from prefect.results import get_default_result_storage, get_result_store
 
-    storage = get_result_store().result_storage or get_default_result_storage(_sync=True)
+    store = store if store is not None else get_result_store()
+    storage = store.result_storage or get_default_result_storage(_sync=True)
     resolve = getattr(storage, "_resolve_path", None)
-    if resolve is None:  # not a local file system: nothing we can safely remove
+    return None if resolve is None else Path(resolve("."))
+
+
+def _stamp_file(root: Path, output: Path) -> Path:
+    digest = hashlib.sha256(str(output.resolve()).encode("utf-8")).hexdigest()
+    return root / ".output-stamps" / digest
+
+
+def _stamped_by(output: Path, key: str) -> bool:
+    """Whether the last run that wrote ``output`` was the run of cache key ``key``."""
+    root = _local_storage()
+    if root is None:  # no local storage to keep stamps in: presence is all we can check
+        return True
+    stamp = _stamp_file(root, output)
+    return stamp.is_file() and stamp.read_text(encoding="utf-8") == key
+
+
+def _stamp_outputs(outputs: Sequence[Path]) -> None:
+    """Stamp ``outputs`` with the cache key of the task run in progress (no-op outside one)."""
+    txn = get_transaction()
+    if txn is None or not txn.key:
         return
-    Path(resolve(key)).unlink(missing_ok=True)
+    root = _local_storage(txn.store)
+    if root is None:
+        return
+    for output in outputs:
+        stamp = _stamp_file(root, output)
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_write(stamp) as stream:
+            stream.write(txn.key)
+
+
+def _drop_record(key: str) -> None:
+    """Remove the stored cache record of ``key`` from the current local result storage."""
+    root = _local_storage()
+    if root is None:  # not a local file system: nothing we can safely remove
+        return
+    (root / key).unlink(missing_ok=True)
+
+
+def _stamping(func: F, outputs: Sequence[str]) -> F:
+    """``func`` that stamps its output paths with the running task's cache key on success."""
+    if not outputs:
+        return func
+    signature = inspect.signature(func)
+
+    @functools.wraps(func)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        result = func(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        _stamp_outputs([path for name in outputs
+                        for path in _output_paths(bound.arguments.get(name))])
+        return result
+
+    return run  # type: ignore[return-value]
 
 
 def artifact_task(fn: F | None = None, *, outputs: Sequence[str] = (), name: str | None = None,
@@ -183,7 +250,7 @@ def artifact_task(fn: F | None = None, *, outputs: Sequence[str] = (), name: str
 
     def wrap(func: F) -> Any:
         return task(
-            func,
+            _stamping(func, outputs),
             name=name or func.__name__.replace("_", " "),
             cache_policy=FileFingerprintPolicy(outputs=tuple(outputs)),
             persist_result=True,

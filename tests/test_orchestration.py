@@ -69,6 +69,34 @@ def test_missing_output_recomputes(tmp_path, state):
     assert CALLS == ["abc", "abc"]
 
 
+def mark_copy(source: Path, target: Path, mark: str) -> str:
+    """``source`` + ``mark`` into ``target``: two marks, two cache keys, one output path."""
+    CALLS.append(mark)
+    target.write_text(source.read_text() + mark)
+    return target.read_text()
+
+
+mark_copy_task = artifact_task(mark_copy, outputs=("target",))
+
+
+@flow
+def mark_flow(source: Path, target: Path, mark: str) -> str:
+    return mark_copy_task(source, target, mark)
+
+
+def test_output_rewritten_by_another_parameterisation_recomputes(tmp_path, state):
+    """A, B, A over one output path: the third run's record exists but the file holds B's
+    output, so A runs again (a seed sweep, or ``dvc exp run -S`` flipping a value back)."""
+    source, target = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text("x")
+    CALLS.clear()
+    assert mark_flow(source, target, "A") == "xA"
+    assert mark_flow(source, target, "B") == "xB"
+    assert mark_flow(source, target, "A") == "xA" and target.read_text() == "xA"
+    assert mark_flow(source, target, "A") == "xA"  # its own output again: served from cache
+    assert CALLS == ["A", "B", "A"]
+
+
 def test_stable_value_fingerprints_paths_and_models(tmp_path):
     from tasks.config import BM25Config
 
