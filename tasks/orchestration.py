@@ -10,10 +10,10 @@ record is dropped so the task runs again instead of returning a stale reference.
 Several parameterisations of a task may write the same output path (a reader re-trained with
 another seed, ``dvc exp run -S`` flipping a parameter back): after A, B, A the third run's key
 has a record, but the file holds B's output. So every run of an :func:`artifact_task` stamps
-each output path with its cache key when it finishes (``<result storage>/.output-stamps/``, one
-small file per output path), and a record is only served when every output path carries the
-key's own stamp; otherwise it is dropped and the task runs again. (An output edited by hand,
-outside any task run, is not noticed: as before, only its presence is.)
+its combination of output paths with its cache key when it finishes (``<result
+storage>/.output-stamps/``, one small file per combination), and a record is only served when
+its outputs carry the key's own stamp; otherwise it is dropped and the task runs again. (An
+output edited by hand, outside any task run, is not noticed: as before, only its presence is.)
 
 The key also holds :func:`code_fingerprint`: the content of every file of the qastress source
 tree (``flows/``, ``tasks/``, ``models/``, package data included) and the versions of the
@@ -160,8 +160,9 @@ class FileFingerprintPolicy(CachePolicy):
         }
         key = hash_objects({"source": source, "code": code_fingerprint(), "inputs": hashed},
                            raise_on_failure=True)
-        outputs = [path for name in self.outputs for path in _output_paths(inputs.get(name))]
-        if not all(path.exists() and _stamped_by(path, key) for path in outputs):
+        outputs = {name: inputs.get(name) for name in self.outputs}
+        present = all(path.exists() for value in outputs.values() for path in _output_paths(value))
+        if not (present and _stamped_by(outputs, key)):
             _drop_record(key)
         return key
 
@@ -186,33 +187,44 @@ def _local_storage(store: Any = None) -> Path | None:
     return None if resolve is None else Path(resolve("."))
 
 
-def _stamp_file(root: Path, output: Path) -> Path:
-    digest = hashlib.sha256(str(output.resolve()).encode("utf-8")).hexdigest()
+def _stamp_file(root: Path, outputs: dict[str, Any]) -> Path | None:
+    """Where the stamp of one combination of output paths lives (``None``: no output paths).
+
+    A stamp belongs to the whole combination a call writes, not to each path: calls that share
+    one directory but differ in their other outputs (the dev and the adversarial set's human
+    evaluation, both writing their accepted pairs into the paraphrased sets' directory) write
+    different files there and do not invalidate each other; calls with the very same outputs
+    (a reader re-trained into one directory) do.
+    """
+    slot = [[name, [str(path.resolve()) for path in _output_paths(value)]]
+            for name, value in sorted(outputs.items())]
+    if not any(paths for _, paths in slot):
+        return None
+    digest = hashlib.sha256(json.dumps(slot).encode("utf-8")).hexdigest()
     return root / ".output-stamps" / digest
 
 
-def _stamped_by(output: Path, key: str) -> bool:
-    """Whether the last run that wrote ``output`` was the run of cache key ``key``."""
+def _stamped_by(outputs: dict[str, Any], key: str) -> bool:
+    """Whether the last task run that wrote this combination of outputs was the one of ``key``."""
     root = _local_storage()
     if root is None:  # no local storage to keep stamps in: presence is all we can check
         return True
-    stamp = _stamp_file(root, output)
-    return stamp.is_file() and stamp.read_text(encoding="utf-8") == key
+    stamp = _stamp_file(root, outputs)
+    return stamp is None or (stamp.is_file() and stamp.read_text(encoding="utf-8") == key)
 
 
-def _stamp_outputs(outputs: Sequence[Path]) -> None:
+def _stamp_outputs(outputs: dict[str, Any]) -> None:
     """Stamp ``outputs`` with the cache key of the task run in progress (no-op outside one)."""
     txn = get_transaction()
     if txn is None or not txn.key:
         return
     root = _local_storage(txn.store)
-    if root is None:
+    stamp = None if root is None else _stamp_file(root, outputs)
+    if stamp is None:
         return
-    for output in outputs:
-        stamp = _stamp_file(root, output)
-        stamp.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_write(stamp) as stream:
-            stream.write(txn.key)
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(stamp) as stream:
+        stream.write(txn.key)
 
 
 def _drop_record(key: str) -> None:
@@ -234,8 +246,7 @@ def _stamping(func: F, outputs: Sequence[str]) -> F:
         result = func(*args, **kwargs)
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        _stamp_outputs([path for name in outputs
-                        for path in _output_paths(bound.arguments.get(name))])
+        _stamp_outputs({name: bound.arguments.get(name) for name in outputs})
         return result
 
     return run  # type: ignore[return-value]

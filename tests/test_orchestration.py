@@ -97,6 +97,32 @@ def test_output_rewritten_by_another_parameterisation_recomputes(tmp_path, state
     assert CALLS == ["A", "B", "A"]
 
 
+def write_set(shared_dir: Path, own_dir: Path, name: str) -> str:
+    """One set's files into its own directory and into a directory sets share."""
+    CALLS.append(name)
+    for folder in (shared_dir, own_dir):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{name}.txt").write_text(name)
+    return name
+
+
+write_set_task = artifact_task(write_set, outputs=("shared_dir", "own_dir"))
+
+
+@flow
+def two_sets_flow(root: Path) -> list[str]:
+    return [write_set_task(root / "sets", root / name, name) for name in ("dev", "adv")]
+
+
+def test_calls_sharing_one_output_directory_stay_cached(tmp_path, state):
+    """Outputs are stamped as a combination: the dev and the adversarial set both write into
+    the shared directory, with different own outputs, and do not invalidate each other."""
+    CALLS.clear()
+    assert two_sets_flow(tmp_path) == ["dev", "adv"]
+    assert two_sets_flow(tmp_path) == ["dev", "adv"]
+    assert CALLS == ["dev", "adv"]
+
+
 def test_stable_value_fingerprints_paths_and_models(tmp_path):
     from tasks.config import BM25Config
 
