@@ -179,12 +179,13 @@ def rate_candidates(scored_path: Path, out_path: Path, keep_column: str,
         elif not grammar.parse(row["question"]):
             verdict = "outside_grammar"
         else:
+            accepts = []
             for k, name in enumerate(raters):
                 rating = rate(grammar, row["question"], row["paraphrase"], k % 2 == 1)
                 ratings[name] = rating
-                accepted_by[name] += min(rating) >= min_rating
-            verdict = ("accepted" if all(r is not None and min(r) >= min_rating
-                                         for r in ratings.values()) else "rejected")
+                accepts.append(min(rating) >= min_rating)
+                accepted_by[name] += accepts[-1]
+            verdict = "accepted" if all(accepts) else "rejected"
         verdicts[verdict] += 1
         for name, rating in ratings.items():
             row[f"semantic_{name}"] = rating[0] if rating else None

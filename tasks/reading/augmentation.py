@@ -50,8 +50,9 @@ def select_augmentation(rows: Sequence[Mapping[str, Any]], keep_column: str, n: 
     and ``similarity``). Counts: ``candidates``, ``skipped_below_bar`` (flag false),
     ``above_bar``, ``skipped_per_question`` (over ``per_question``), ``skipped_over_n`` (not
     sampled), ``requested`` (``n``), ``added``, ``shortfall`` (``n - added`` when fewer passed).
-    With ``rated_column`` (raters' verdicts, e.g. ``world_accepted``), rows above the bar that
-    the raters did not accept are skipped too, counted as ``skipped_by_raters``.
+    With ``rated_column`` (raters' verdicts, e.g. ``world_keep`` of
+    :func:`tasks.demo.raters.rate_candidates`), rows above the bar that the raters did not
+    keep are skipped too, counted as ``skipped_by_raters``.
     """
     if n < 1 or per_question < 1:
         raise ValueError(f"need n >= 1 and per_question >= 1, got {n} and {per_question}")
