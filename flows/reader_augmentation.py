@@ -187,7 +187,8 @@ def _augment(params: Params, kind: str, paraphraser: Path | None, thresholds: di
             scored, rated, KEEP_COLUMNS[kind], list(para.raters), para.min_rating)
         scored, rated_column = rated, "world_keep"
     counts = augment_task(squad_train, scored, work / "data", KEEP_COLUMNS[kind],
-                          aug.n_augmented, aug.per_question, aug.seed, rated_column)
+                          n=aug.n_augmented, per_question=aug.per_question, seed=aug.seed,
+                          rated_column=rated_column)
     return {**counts, "threshold": thresholds[THRESHOLDS[kind]], "steps": steps}
 
 

@@ -146,10 +146,13 @@ class FileFingerprintPolicy(CachePolicy):
     """Cache key = task source + :func:`code_fingerprint` + inputs, file inputs by content.
 
     ``outputs`` names parameters that are paths the task writes: hashed by path, and when one is
-    missing the stored record for the key is removed so the task is recomputed.
+    missing, or was last written by another key (see the module docstring), the stored record
+    for the key is removed so the task is recomputed. ``parts`` names parameters that say which
+    part of a shared output a call writes (``name`` for the test sets that share one directory).
     """
 
     outputs: tuple[str, ...] = field(default_factory=tuple)
+    parts: tuple[str, ...] = field(default_factory=tuple)
 
     def compute_key(self, task_ctx: TaskRunContext, inputs: dict[str, Any],
                     flow_parameters: dict[str, Any], **kwargs: Any) -> str | None:
@@ -162,7 +165,8 @@ class FileFingerprintPolicy(CachePolicy):
                            raise_on_failure=True)
         outputs = {name: inputs.get(name) for name in self.outputs}
         present = all(path.exists() for value in outputs.values() for path in _output_paths(value))
-        if not (present and _stamped_by(outputs, key)):
+        parts = {name: inputs.get(name) for name in self.parts}
+        if not (present and _stamped_by(outputs, parts, key)):
             _drop_record(key)
         return key
 
@@ -187,39 +191,42 @@ def _local_storage(store: Any = None) -> Path | None:
     return None if resolve is None else Path(resolve("."))
 
 
-def _stamp_file(root: Path, outputs: dict[str, Any]) -> Path | None:
-    """Where the stamp of one combination of output paths lives (``None``: no output paths).
+def _stamp_file(root: Path, outputs: dict[str, Any], parts: dict[str, Any]) -> Path | None:
+    """Where the stamp of one combination of output paths and parts lives (``None``: no output
+    paths).
 
     A stamp belongs to the whole combination a call writes, not to each path: calls that share
     one directory but differ in their other outputs (the dev and the adversarial set's human
-    evaluation, both writing their accepted pairs into the paraphrased sets' directory) write
+    evaluation, both writing their accepted pairs into the paraphrased sets' directory), or in
+    the part they write (``parts``: the dev and the adversarial test set, by ``name``), write
     different files there and do not invalidate each other; calls with the very same outputs
     (a reader re-trained into one directory) do.
     """
-    slot = [[name, [str(path.resolve()) for path in _output_paths(value)]]
-            for name, value in sorted(outputs.items())]
-    if not any(paths for _, paths in slot):
+    paths = [[name, [str(path.resolve()) for path in _output_paths(value)]]
+             for name, value in sorted(outputs.items())]
+    if not any(found for _, found in paths):
         return None
+    slot = [paths, [[name, repr(value)] for name, value in sorted(parts.items())]]
     digest = hashlib.sha256(json.dumps(slot).encode("utf-8")).hexdigest()
     return root / ".output-stamps" / digest
 
 
-def _stamped_by(outputs: dict[str, Any], key: str) -> bool:
+def _stamped_by(outputs: dict[str, Any], parts: dict[str, Any], key: str) -> bool:
     """Whether the last task run that wrote this combination of outputs was the one of ``key``."""
     root = _local_storage()
     if root is None:  # no local storage to keep stamps in: presence is all we can check
         return True
-    stamp = _stamp_file(root, outputs)
+    stamp = _stamp_file(root, outputs, parts)
     return stamp is None or (stamp.is_file() and stamp.read_text(encoding="utf-8") == key)
 
 
-def _stamp_outputs(outputs: dict[str, Any]) -> None:
+def _stamp_outputs(outputs: dict[str, Any], parts: dict[str, Any]) -> None:
     """Stamp ``outputs`` with the cache key of the task run in progress (no-op outside one)."""
     txn = get_transaction()
     if txn is None or not txn.key:
         return
     root = _local_storage(txn.store)
-    stamp = None if root is None else _stamp_file(root, outputs)
+    stamp = None if root is None else _stamp_file(root, outputs, parts)
     if stamp is None:
         return
     stamp.parent.mkdir(parents=True, exist_ok=True)
@@ -235,7 +242,7 @@ def _drop_record(key: str) -> None:
     (root / key).unlink(missing_ok=True)
 
 
-def _stamping(func: F, outputs: Sequence[str]) -> F:
+def _stamping(func: F, outputs: Sequence[str], parts: Sequence[str]) -> F:
     """``func`` that stamps its output paths with the running task's cache key on success."""
     if not outputs:
         return func
@@ -246,24 +253,27 @@ def _stamping(func: F, outputs: Sequence[str]) -> F:
         result = func(*args, **kwargs)
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        _stamp_outputs({name: bound.arguments.get(name) for name in outputs})
+        _stamp_outputs({name: bound.arguments.get(name) for name in outputs},
+                       {name: bound.arguments.get(name) for name in parts})
         return result
 
     return run  # type: ignore[return-value]
 
 
-def artifact_task(fn: F | None = None, *, outputs: Sequence[str] = (), name: str | None = None,
-                  retries: int = 0, **task_kwargs: Any) -> Any:
+def artifact_task(fn: F | None = None, *, outputs: Sequence[str] = (),
+                  parts: Sequence[str] = (), name: str | None = None, retries: int = 0,
+                  **task_kwargs: Any) -> Any:
     """Wrap a plain function as a cached, persisted Prefect task (the one line on top).
 
-    ``outputs`` lists the parameters that are output paths (see :class:`FileFingerprintPolicy`).
+    ``outputs`` lists the parameters that are output paths, ``parts`` those that name the part
+    of a shared output a call writes (see :class:`FileFingerprintPolicy`).
     """
 
     def wrap(func: F) -> Any:
         return task(
-            _stamping(func, outputs),
+            _stamping(func, outputs, parts),
             name=name or func.__name__.replace("_", " "),
-            cache_policy=FileFingerprintPolicy(outputs=tuple(outputs)),
+            cache_policy=FileFingerprintPolicy(outputs=tuple(outputs), parts=tuple(parts)),
             persist_result=True,
             retries=retries,
             **task_kwargs,

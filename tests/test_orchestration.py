@@ -123,6 +123,37 @@ def test_calls_sharing_one_output_directory_stay_cached(tmp_path, state):
     assert CALLS == ["dev", "adv"]
 
 
+def write_part(shared_dir: Path, name: str) -> str:
+    """One named part into a directory that several calls share (as the test sets do)."""
+    CALLS.append(name)
+    shared_dir.mkdir(parents=True, exist_ok=True)
+    (shared_dir / f"{name}.txt").write_text(name)
+    return name
+
+
+write_part_task = artifact_task(write_part, outputs=("shared_dir",), parts=("name",))
+write_part_unnamed_task = artifact_task(write_part, outputs=("shared_dir",))
+
+
+@flow
+def parts_flow(root: Path, named: bool) -> list[str]:
+    task = write_part_task if named else write_part_unnamed_task
+    return [task(root / "sets", name) for name in ("dev", "adv")]
+
+
+def test_declared_parts_of_a_shared_output_stay_cached(tmp_path, state):
+    """Calls that write named parts of one directory: with ``parts`` both stay cached; without,
+    each call's record is taken for overwritten by the other and both run again."""
+    CALLS.clear()
+    parts_flow(tmp_path / "named", True)
+    parts_flow(tmp_path / "named", True)
+    assert CALLS == ["dev", "adv"]
+    CALLS.clear()
+    parts_flow(tmp_path / "unnamed", False)
+    parts_flow(tmp_path / "unnamed", False)
+    assert CALLS == ["dev", "adv", "dev", "adv"]
+
+
 def test_stable_value_fingerprints_paths_and_models(tmp_path):
     from tasks.config import BM25Config
 

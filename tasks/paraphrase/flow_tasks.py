@@ -225,9 +225,11 @@ suggestions_task = artifact_task(suggest_for_squad, outputs=("out_path",),
                                  name="PPDB suggestions")
 similarity_task = artifact_task(score_candidates, outputs=("out_path",),
                                 name="similarity filter")
-test_set_task = artifact_task(build_test_set, outputs=("out_dir",), name="test set")
+test_set_task = artifact_task(build_test_set, outputs=("out_dir",), parts=("name",),
+                              name="test set")
 adversarial_task = artifact_task(suggest_adversarial, outputs=("out_path",),
                                  name="adversarial suggestions")
 human_eval_task = artifact_task(human_evaluation, outputs=("out_dir", "accepted_dir"),
+                                parts=("name",),
                                 name="human evaluation")
 report_task = task(report, name="paraphrase report")
