@@ -12,8 +12,11 @@ another seed, ``dvc exp run -S`` flipping a parameter back): after A, B, A the t
 has a record, but the file holds B's output. So every run of an :func:`artifact_task` stamps
 its combination of output paths with its cache key when it finishes (``<result
 storage>/.output-stamps/``, one small file per combination), and a record is only served when
-its outputs carry the key's own stamp; otherwise it is dropped and the task runs again. (An
-output edited by hand, outside any task run, is not noticed: as before, only its presence is.)
+its outputs carry the key's own stamp; otherwise it is dropped and the task runs again. Calls
+that write different parts of one shared directory tell their stamps apart by their other
+outputs or by the parameters declared as ``parts`` (``artifact_task(..., parts=("name",))``).
+(An output edited by hand, outside any task run, is not noticed: as before, only its presence
+is.)
 
 The key also holds :func:`code_fingerprint`: the content of every file of the qastress source
 tree (``flows/``, ``tasks/``, ``models/``, package data included) and the versions of the
