@@ -16,6 +16,9 @@ questions: the "before") and every re-trained one answer the paraphrased sets (o
 the released sets (``evaluate_released``) and SQuAD dev (the readers flow's prediction files
 of its reader are reused where present) -> EM/F1 before vs after with paired
 bootstrap CIs -> ``metrics/reader_augmentation.json`` + ``reports/reader_augmentation.md``.
+With ``extra_seeds`` the before reader and every re-trained one are trained again with each
+seed (``data/reader_augmentation/seeds/``) and the gains are summarised over the seeds (not in
+the paper: one training draw's CIs do not cover the training randomness).
 """
 
 from __future__ import annotations
@@ -77,6 +80,11 @@ def reader_augmentation(params: Params | None = None, profile: str | None = None
                                    cpu_threads=cfg.model.cpu_threads)
         added[kind] = work / "data" / ADDED_FILE
     before = _before_predictions(params, before_dir, inputs) if aug.kinds else {}
+    seed_runs = None
+    if aug.kinds and aug.extra_seeds:
+        seed_runs = {cfg.model.seed: {"before": before, "after": after}}
+        seed_runs.update({seed: _seed_run(params, seed, inputs, counts)
+                          for seed in aug.extra_seeds})
     notes = (f"Profile `{params.profile}`; reader `{cfg.model.model}` (before: the readers "
              f"flow's `{before_name}`); paraphraser `{params.paraphrase.generator}`; "
              f"similarity bars "
@@ -91,7 +99,8 @@ def reader_augmentation(params: Params | None = None, profile: str | None = None
     metrics = compare_augmented_task(
         before, after, inputs, counts, metrics_path=layout.augmentation_metrics,
         report_path=layout.augmentation_report, added_tables=added, notes=notes,
-        n_bootstrap=cfg.n_bootstrap, seed=cfg.bootstrap_seed, confidence=cfg.confidence)
+        n_bootstrap=cfg.n_bootstrap, seed=cfg.bootstrap_seed, confidence=cfg.confidence,
+        seed_runs=seed_runs)
     for kind, block in metrics["kinds"].items():
         c = block["augmentation"]
         print(f"{kind}: {c['added']} of {c['requested']} paraphrased questions added "
@@ -101,8 +110,34 @@ def reader_augmentation(params: Params | None = None, profile: str | None = None
                 g = b["f1_gain"]
                 print(f"  {name}: F1 {b['before']['f1']:.2f} -> {b['after']['f1']:.2f} "
                       f"({g['difference']:+.2f} [{g['ci_low']:+.2f}, {g['ci_high']:+.2f}])")
+    for kind, block in metrics.get("seeds", {}).get("kinds", {}).items():
+        for name, b in block["sets"].items():
+            if b["questions"]:
+                g = b["exact_match_gain"]
+                print(f"  {kind} {name} over seeds {metrics['seeds']['seeds']}: EM gain "
+                      f"{g['mean']:+.2f} (sd {g['sd']}), {g['above_zero']} of {g['seeds']} "
+                      "seeds gain")
     print(f"reader augmentation -> {layout.augmentation_report}")
     return metrics
+
+
+def _seed_run(params: Params, seed: int, inputs: dict[str, Path], counts: dict) -> dict:
+    """One of ``readers.augmentation.extra_seeds``: the reader trained on the original
+    questions (as the readers flow trains it) and on each kind's augmented file, with that
+    seed, and their predictions -> ``{"before": {file: path}, "after": {kind: {file: path}}}``."""
+    layout, cfg = Layout(params), params.readers
+    model = cfg.model.model_copy(update={"seed": seed})
+    train_files = {"before": params.raw_path("squad_train"),
+                   **{kind: Path(c["train_file"]) for kind, c in counts.items()}}
+    predictions = {}
+    for reader, train_file in train_files.items():
+        reader_dir = layout.augmentation_seed_reader(seed, reader)
+        train_reader_task(train_file, reader_dir, model)
+        predictions[reader] = predict_task(
+            reader_dir, inputs, layout.augmentation_seed_predictions(seed, reader),
+            batch_size=cfg.model.predict_batch_size, cpu_threads=cfg.model.cpu_threads)
+    print(f"seed {seed}: {len(train_files)} readers trained and predicted")
+    return {"before": predictions.pop("before"), "after": predictions}
 
 
 def _before_predictions(params: Params, before_dir: Path,

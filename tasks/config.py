@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from tasks.config_section import Section
 from tasks.mlm_config import MlmConfig
@@ -281,6 +281,12 @@ class ReaderAugmentationConfig(Section):
         "(tasks/demo/raters.py; paraphrase.raters, paraphrase.min_rating), as the paraphrased "
         "test sets do. The paper did not rate its augmentation data"))
     evaluate_released: bool = Field(True, description="also evaluate on readers.released_sets")
+    extra_seeds: tuple[int, ...] = Field((), description=(
+        "reader training seeds besides readers.model.seed: the reader before augmentation and "
+        "every re-trained one are trained again with each (same data, same settings), and the "
+        "gains are summarised over all seeds (mean, sd, t-interval): the bootstrap CIs cover "
+        "the questions, not the training draw (not in the paper; each seed costs two reader "
+        "trainings, ~3 min on the demo profile)"))
 
 
 class ReadersConfig(Section):
@@ -304,6 +310,17 @@ class ReadersConfig(Section):
         "questions", description="cut into equal numbers of questions, or of cumulative "
         "hyperlinks (EntityQuestions)")
     augmentation: ReaderAugmentationConfig = ReaderAugmentationConfig()
+
+    @model_validator(mode="after")
+    def _distinct_seeds(self) -> ReadersConfig:
+        seeds = (self.model.seed, *self.augmentation.extra_seeds)
+        repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+        if repeated:
+            raise ValueError(
+                f"readers.augmentation.extra_seeds {list(self.augmentation.extra_seeds)} repeats "
+                f"seed(s) {repeated} (readers.model.seed is {self.model.seed}): each training "
+                "seed may appear once")
+        return self
 
 
 class Params(Section):

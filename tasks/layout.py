@@ -362,6 +362,16 @@ class Layout:
         """``{id: answer}`` predictions of the readers compared before/after augmentation."""
         return self.params.paths.results / "reader_augmentation" / reader
 
+    def augmentation_seed_reader(self, seed: int, reader: str) -> Path:
+        """A reader trained with one of ``readers.augmentation.extra_seeds``: ``before`` (on
+        the original questions) or the re-trained reader of an augmentation kind."""
+        return self.params.paths.data / "reader_augmentation" / "seeds" / f"seed{seed}" / reader
+
+    def augmentation_seed_predictions(self, seed: int, reader: str) -> Path:
+        """``{id: answer}`` predictions of :meth:`augmentation_seed_reader`'s reader."""
+        return (self.params.paths.results / "reader_augmentation" / "seeds" / f"seed{seed}"
+                / reader)
+
     @property
     def augmentation_metrics(self) -> Path:
         """EM/F1 before vs after augmentation with bootstrap CIs, and the counts (JSON)."""

@@ -18,7 +18,13 @@ from tasks.io.squad import read_predictions
 from tasks.io.tables import read_table
 from tasks.reading.robustness import paired_scores
 from tasks.reading.scoring import read_squad_v11
-from tasks.reporting.reader_tables import count_rows, gain_rows
+from tasks.reporting.reader_tables import (
+    count_rows,
+    gain_rows,
+    seed_gain_rows,
+    seed_intro,
+    seed_pattern_rows,
+)
 from tasks.reporting.tables import markdown_table, publish_table_artifact
 
 
@@ -64,6 +70,19 @@ def example_rows(added_tables: Mapping[str, Path], n: int) -> list[list[object]]
     return rows
 
 
+def seed_section(seeds: Mapping) -> str:
+    """Markdown: gains over reader training seeds, and para gain - orig gain per set."""
+    header, rows = seed_gain_rows(seeds)
+    text = ("\n## Over reader training seeds (not in the paper)\n\n" + seed_intro(seeds)
+            + "\n\n" + markdown_table(header, rows))
+    header, rows = seed_pattern_rows(seeds)
+    if rows:
+        text += ("\nParaphrased questions' gain minus their originals' gain (Gan & Ng: "
+                 "augmentation lifts the paraphrased questions more):\n\n"
+                 + markdown_table(header, rows))
+    return text
+
+
 def write_augmentation_tables(metrics: dict, metrics_path: Path, report_path: Path,
                               added_tables: Mapping[str, Path] | None = None,
                               n_examples: int = 5, notes: tuple[str, ...] = ()) -> dict:
@@ -86,6 +105,8 @@ def write_augmentation_tables(metrics: dict, metrics_path: Path, report_path: Pa
         text += "## Before vs after augmentation\n\n" + markdown_table(header, rows)
         publish_table_artifact("reader-augmentation", header, rows,
                                "EM/F1 of the reader before vs after augmentation")
+        if "seeds" in metrics:
+            text += seed_section(metrics["seeds"])
         examples = example_rows(added_tables or {}, n_examples)
         if examples:
             text += "\n## Example added questions\n\n" + markdown_table(

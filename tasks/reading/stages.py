@@ -19,6 +19,7 @@ from tasks.reading.retrieve_then_read_tables import evaluate_open_predictions, w
 from tasks.reading.robustness import evaluate_readers, write_reader_tables
 from tasks.reading.scoring import read_squad_v11, score_prediction_file
 from tasks.reading.subject_buckets import score_dev_buckets, score_paraphrase_buckets
+from tasks.reading.training_seeds import SeedRun, compare_over_seeds
 
 
 def resolve_reader_model(model: str) -> Path:
@@ -88,9 +89,17 @@ def compare_augmented_readers(before: Mapping[str, Path], after: Mapping[str, Ma
                               metrics_path: Path, report_path: Path,
                               added_tables: Mapping[str, Path] | None = None,
                               notes: tuple[str, ...] = (), n_bootstrap: int = 1000,
-                              seed: int = 0, confidence: float = 0.95) -> dict:
-    """Tables 3-6 from prediction files -> metrics JSON, Markdown, Prefect artifact."""
+                              seed: int = 0, confidence: float = 0.95,
+                              seed_runs: Mapping[int, SeedRun] | None = None) -> dict:
+    """Tables 3-6 from prediction files -> metrics JSON, Markdown, Prefect artifact.
+
+    ``seed_runs`` (reader training seed -> that seed's before and after prediction files,
+    the main seed's included) adds the comparison over training seeds (``seeds`` in the
+    metrics; :func:`tasks.reading.training_seeds.compare_over_seeds`).
+    """
     metrics = compare_readers(before, after, data_files, counts, n_bootstrap, seed, confidence)
+    if seed_runs:
+        metrics["seeds"] = compare_over_seeds(seed_runs, data_files, confidence)
     return write_augmentation_tables(metrics, metrics_path, report_path, added_tables,
                                      notes=notes)
 

@@ -25,6 +25,9 @@ from tasks.reporting.reader_tables import (
     paraphrase_bucket_rows,
     reader_rows,
     relation_rows,
+    seed_gain_rows,
+    seed_intro,
+    seed_pattern_rows,
 )
 
 
@@ -106,6 +109,16 @@ def augmentation_section(artifacts: Mapping[str, Path], root: Path) -> Section:
     header, rows = gain_rows(metrics)
     section.blocks += [Heading("Before vs after augmentation"),
                        _table("EM/F1 before vs after", header, rows, 2)]
+    if "seeds" in metrics:
+        seeds = metrics["seeds"]
+        header, rows = seed_gain_rows(seeds)
+        section.blocks += [Heading("Over reader training seeds (not in the paper)"),
+                           Text(seed_intro(seeds)),
+                           _table("EM/F1 gain over reader training seeds", header, rows, 2)]
+        header, rows = seed_pattern_rows(seeds)
+        if rows:
+            section.blocks.append(_table("Paraphrased questions' gain minus their originals' "
+                                         "gain, over seeds", header, rows, 2))
     return section
 
 

@@ -61,6 +61,66 @@ def count_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
     return header, rows
 
 
+def _mean_sd(summary: Mapping) -> str:
+    sd = "-" if summary["sd"] is None else f"{summary['sd']:.2f}"
+    return f"{summary['mean']:+.2f} ({sd})"
+
+
+def _interval(summary: Mapping) -> str:
+    if summary["ci_low"] is None:
+        return "-"
+    return (f"[{summary['ci_low']:+.2f}, {summary['ci_high']:+.2f}]"
+            + (" *" if summary["significant"] else ""))
+
+
+def seed_intro(seeds: Mapping) -> str:
+    """What the training-seed tables show (Markdown and HTML report)."""
+    level = round(100 * seeds["confidence"])
+    return (f"The reader before augmentation and each re-trained reader, trained once per seed "
+            f"({', '.join(str(s) for s in seeds['seeds'])}; same data and settings). Gain = "
+            "after - before of the same seed, in points; mean (sample sd) over seeds and a "
+            f"Student-t {level}% interval for the mean gain over training draws (* = excludes "
+            "0). The bootstrap CIs above cover the questions of one training draw only.")
+
+
+def seed_gain_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:
+    """One row per kind and test file of the training-seed comparison
+    (:func:`tasks.reading.training_seeds.compare_over_seeds`): mean EM before/after, the EM
+    gain of every seed, its mean (sd) and t-interval, how many seeds gain; F1 gain likewise."""
+    order = [str(s) for s in seeds["seeds"]]
+    header = ["augmentation", "test file", "questions", "EM before (mean)", "EM after (mean)",
+              f"EM gain per seed ({', '.join(order)})", "EM gain mean (sd)", "EM t-interval",
+              "seeds gaining EM", "F1 gain mean (sd)", "F1 t-interval"]
+    rows: list[list[object]] = []
+    for kind, block in seeds["kinds"].items():
+        for name, b in block["sets"].items():
+            if not b["questions"]:
+                rows.append([kind, name, 0, *["-"] * (len(header) - 3)])
+                continue
+            em, f1 = b["exact_match_gain"], b["f1_gain"]
+            per_seed = ", ".join(f"{b['per_seed'][s]['exact_match_gain']:+.2f}" for s in order)
+            rows.append([kind, name, b["questions"], b["before_exact_match"]["mean"],
+                         b["after_exact_match"]["mean"], per_seed, _mean_sd(em), _interval(em),
+                         f"{em['above_zero']} of {em['seeds']}", _mean_sd(f1), _interval(f1)])
+    return header, rows
+
+
+def seed_pattern_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:
+    """One row per kind and paraphrased set: the paraphrased questions' gain minus their
+    originals' gain, per seed and over seeds (EM and F1)."""
+    order = [str(s) for s in seeds["seeds"]]
+    header = ["augmentation", "set", f"EM para - orig gain per seed ({', '.join(order)})",
+              "EM mean (sd)", "EM t-interval", "seeds above 0", "F1 mean (sd)", "F1 t-interval"]
+    rows: list[list[object]] = []
+    for kind, block in seeds["kinds"].items():
+        for name, b in block["paraphrase_minus_original"].items():
+            em, f1 = b["exact_match"], b["f1"]
+            per_seed = ", ".join(f"{b['per_seed'][s]['exact_match']:+.2f}" for s in order)
+            rows.append([kind, name, per_seed, _mean_sd(em), _interval(em),
+                         f"{em['above_zero']} of {em['seeds']}", _mean_sd(f1), _interval(f1)])
+    return header, rows
+
+
 def _fused_ks(metrics: Mapping) -> list[int]:
     """The ks with a fused selection for at least one retriever."""
     return [k for k in metrics["ks"]

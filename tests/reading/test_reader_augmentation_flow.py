@@ -18,6 +18,8 @@ from tasks.reading.augmentation import ADDED_FILE, TRAIN_FILE
 from tasks.reading.scoring import read_squad_v11
 
 N = 6
+#: A reader training seed besides the smoke profile's readers.model.seed.
+EXTRA = 7
 
 
 class SilentTagger:
@@ -72,7 +74,7 @@ def flow_run(prefect_api, smoke_world, tiny_bert, tmp_path_factory):
 
     params = _params(smoke_world, tmp_path_factory.mktemp("augment"), tiny_bert,
                      kinds=("non_adversarial", "adversarial"), n_augmented=N,
-                     max_source_questions=None, world_raters=True)
+                     max_source_questions=None, world_raters=True, extra_seeds=(EXTRA,))
     _prerequisites(params)
     stubs = {"stub-ner": SilentTagger(), "stub-chunk": SilentTagger()}
     with pytest.MonkeyPatch.context() as patch, run_settings(params.paths.state):
@@ -143,6 +145,39 @@ def test_before_and_after_predictions_and_tables(flow_run):
     text = layout.augmentation_report.read_text()
     assert "## Before vs after augmentation" in text and "## Augmented training data" in text
     assert f"| non_adversarial | dev_para | {n_dev} |" in text
+
+
+def test_before_and_after_over_training_seeds(flow_run):
+    params, layout, metrics = flow_run
+    main = params.readers.model.seed
+    seeds = metrics["seeds"]
+    assert seeds["seeds"] == [main, EXTRA]
+    n_dev = len(read_squad(params.raw_path("squad_dev")))
+    for reader in ("before", "non_adversarial", "adversarial"):
+        assert (layout.augmentation_seed_reader(EXTRA, reader) / "config.json").is_file()
+        for name in ("dev_orig", "dev_para", "squad_dev"):
+            path = layout.augmentation_seed_predictions(EXTRA, reader) / f"{name}.json"
+            assert len(read_predictions(path)) == n_dev, (reader, name)
+    for kind in ("non_adversarial", "adversarial"):
+        for name, block in seeds["kinds"][kind]["sets"].items():
+            single = metrics["kinds"][kind]["sets"][name]
+            # the main seed's row is the single-draw comparison's readers, scored again
+            for side in ("before", "after"):
+                assert block["per_seed"][str(main)][side] == {
+                    m: single[side][m] for m in ("exact_match", "f1")}, (kind, name, side)
+            for seed, row in block["per_seed"].items():
+                assert row["exact_match_gain"] == pytest.approx(
+                    row["after"]["exact_match"] - row["before"]["exact_match"], abs=0.011), seed
+            assert block["exact_match_gain"]["seeds"] == 2
+    # the extra seed's "before" reader is the readers flow's recipe with another seed: the
+    # squad_dev before-scores of the main seed are the reused (gold) predictions
+    dev = seeds["kinds"]["non_adversarial"]["sets"]["squad_dev"]["per_seed"]
+    assert dev[str(main)]["before"]["exact_match"] == 100.0
+    assert dev[str(EXTRA)]["before"]["exact_match"] < 100.0
+    assert "dev" in seeds["kinds"]["non_adversarial"]["paraphrase_minus_original"]
+    text = layout.augmentation_report.read_text()
+    assert "## Over reader training seeds" in text
+    assert f"EM gain per seed ({main}, {EXTRA})" in text
 
 
 def test_missing_reader_or_paraphraser_is_a_clear_error(smoke_world, tiny_bert, tmp_path):

@@ -257,6 +257,32 @@ def test_report_holds_every_flows_numbers_figures_params_and_fingerprints(tmp_pa
         assert f'href="#{anchor}"' in html and f'id="{anchor}"' in html
 
 
+def test_augmentation_over_training_seeds_is_shown_when_run(tmp_path):
+    from tasks.reading.training_seeds import seed_summary
+
+    layout = _world(tmp_path)
+    assert "Over reader training seeds" not in _build(layout).html
+    order, gains = ("42", "1", "2"), (4.0, -1.0, 6.5)
+    block = {"questions": 20, "per_seed": {s: {"exact_match_gain": g}
+                                           for s, g in zip(order, gains, strict=True)},
+             "before_exact_match": seed_summary([50.0, 55.0, 60.0]),
+             "after_exact_match": seed_summary([54.0, 54.0, 66.5]),
+             "exact_match_gain": seed_summary(list(gains)),
+             "f1_gain": seed_summary([3.0, 0.5, 5.0])}
+    pattern = {"per_seed": {s: {"exact_match": d} for s, d in zip(order, (2.0, 3.0, -1.0),
+                                                                  strict=True)},
+               "exact_match": seed_summary([2.0, 3.0, -1.0]),
+               "f1": seed_summary([1.0, 2.0, 0.0])}
+    seeds = {"seeds": [42, 1, 2], "confidence": 0.95, "kinds": {"non_adversarial": {
+        "sets": {"dev_para": block}, "paraphrase_minus_original": {"dev": pattern}}}}
+    _write(layout.augmentation_metrics, {**AUGMENTATION, "seeds": seeds})
+    html = _build(layout).html
+    for text in ("Over reader training seeds", "EM gain per seed (42, 1, 2)",
+                 "+4.00, -1.00, +6.50", "+3.17 (3.82)", "2 of 3", "+2.00, +3.00, -1.00",
+                 "+1.33 (2.08)", "Student-t 95% interval"):
+        assert text in html, text
+
+
 def test_rebuild_is_byte_identical_here_and_in_another_directory(tmp_path):
     layout = _world(tmp_path / "one")
     out = layout.report_html

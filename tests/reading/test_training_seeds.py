@@ -1,0 +1,130 @@
+"""Before vs after augmentation over reader training seeds: per-seed EM/F1 and gains, their
+mean, sample sd and Student-t interval, the paraphrased questions' gain minus their originals',
+the report rows, and the config refusing a repeated seed."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tasks.config import ReadersConfig
+from tasks.io.squad import build_squad, write_predictions, write_squad
+from tasks.reading.augmentation_tables import write_augmentation_tables
+from tasks.reading.training_seeds import compare_over_seeds, seed_summary
+from tasks.reporting.reader_tables import seed_gain_rows, seed_pattern_rows
+
+#: t quantiles (0.975) for 2 and 1 degrees of freedom, from a printed table.
+T_975 = {2: 4.302652729, 1: 12.70620474}
+CONTEXT = "Ada Park was born in Lyon. She moved to Oslo in 1990 and to Rome in 2001."
+ANSWERS = ["Lyon", "Oslo", "1990", "Rome"]
+
+
+def test_seed_summary_is_mean_sample_sd_and_student_t_interval():
+    s = seed_summary([1.0, 2.0, 6.0])
+    sd = math.sqrt(7.0)  # squared deviations 4 + 1 + 9 over n - 1 = 2
+    half = T_975[2] * sd / math.sqrt(3)
+    assert s == {"seeds": 3, "mean": 3.0, "sd": round(sd, 2), "ci_low": round(3.0 - half, 2),
+                 "ci_high": round(3.0 + half, 2), "significant": False, "above_zero": 3,
+                 "below_zero": 0}
+    tight = seed_summary([5.0, 5.5, 4.5, -0.0])
+    assert tight["significant"] is False and tight["below_zero"] == 0
+    assert seed_summary([5.0, 5.2, 4.8])["significant"] is True
+    one = seed_summary([-2.5])
+    assert (one["mean"], one["sd"], one["ci_low"], one["below_zero"]) == (-2.5, None, None, 1)
+    with pytest.raises(ValueError, match="no seed values"):
+        seed_summary([])
+    with pytest.raises(ValueError, match="0 < confidence < 1"):
+        seed_summary([1.0, 2.0], confidence=1.0)
+
+
+def _data(tmp_path, name: str, prefix: str) -> tuple:
+    qas = [(f"{prefix}{i}", f"question {i}?", [(a, None)]) for i, a in enumerate(ANSWERS)]
+    path = tmp_path / f"{name}.json"
+    write_squad(path, build_squad("1.1", [("Ada Park", [(CONTEXT, qas)])]))
+    return path, [q for q, _, _ in qas]
+
+
+def _predictions(tmp_path, tag: str, ids: list[str], right: int) -> object:
+    """The first ``right`` questions answered correctly, the rest wrongly ("Paris")."""
+    path = tmp_path / "pred" / f"{tag}.json"
+    return write_predictions(path, {q: (ANSWERS[i] if i < right else "Paris")
+                                    for i, q in enumerate(ids)})
+
+
+@pytest.fixture()
+def seeds_metrics(tmp_path):
+    orig, orig_ids = _data(tmp_path, "dev_orig", "o")
+    para, para_ids = _data(tmp_path, "dev_para", "p")
+    empty = tmp_path / "adv_orig.json"
+    write_squad(empty, build_squad("1.1", []))
+    files = {"dev_orig": orig, "dev_para": para, "adv_orig": empty}
+    # correct answers out of 4: (orig before, orig after, para before, para after) per seed
+    right = {42: (2, 3, 1, 3), 7: (3, 3, 2, 4)}
+    runs = {}
+    for seed, (ob, oa, pb, pa) in right.items():
+        runs[seed] = {
+            "before": {"dev_orig": _predictions(tmp_path, f"{seed}ob", orig_ids, ob),
+                       "dev_para": _predictions(tmp_path, f"{seed}pb", para_ids, pb),
+                       "adv_orig": empty},
+            "after": {"non_adversarial": {
+                "dev_orig": _predictions(tmp_path, f"{seed}oa", orig_ids, oa),
+                "dev_para": _predictions(tmp_path, f"{seed}pa", para_ids, pa),
+                "adv_orig": empty}}}
+    return compare_over_seeds(runs, files)
+
+
+def test_per_seed_scores_gains_and_their_summary(seeds_metrics):
+    m = seeds_metrics
+    assert m["seeds"] == [42, 7] and m["confidence"] == 0.95
+    block = m["kinds"]["non_adversarial"]["sets"]
+    assert block["adv_orig"] == {"questions": 0}
+    orig, para = block["dev_orig"], block["dev_para"]
+    assert orig["questions"] == 4
+    assert orig["per_seed"]["42"] == {"before": {"exact_match": 50.0, "f1": 50.0},
+                                      "after": {"exact_match": 75.0, "f1": 75.0},
+                                      "exact_match_gain": 25.0, "f1_gain": 25.0}
+    assert orig["per_seed"]["7"]["exact_match_gain"] == 0.0
+    assert orig["before_exact_match"]["mean"] == 62.5
+    gain = orig["exact_match_gain"]
+    half = T_975[1] * math.sqrt(2 * 12.5 ** 2) / math.sqrt(2)
+    assert (gain["mean"], gain["sd"], gain["above_zero"]) == (12.5, round(
+        math.sqrt(2 * 12.5 ** 2), 2), 1)
+    assert gain["ci_low"] == round(12.5 - half, 2) and gain["ci_high"] == round(12.5 + half, 2)
+    assert para["exact_match_gain"]["mean"] == 50.0 and para["exact_match_gain"]["sd"] == 0.0
+    assert para["exact_match_gain"]["significant"] is True  # sd 0: the interval is the point
+
+
+def test_paraphrased_gain_minus_original_gain_per_set(seeds_metrics):
+    pattern = seeds_metrics["kinds"]["non_adversarial"]["paraphrase_minus_original"]
+    assert list(pattern) == ["dev"]  # adv has no para file
+    assert pattern["dev"]["per_seed"] == {"42": {"exact_match": 25.0, "f1": 25.0},
+                                          "7": {"exact_match": 50.0, "f1": 50.0}}
+    assert pattern["dev"]["exact_match"]["mean"] == 37.5
+    assert pattern["dev"]["exact_match"]["above_zero"] == 2
+
+
+def test_report_rows_and_markdown_section(seeds_metrics, tmp_path):
+    header, rows = seed_gain_rows(seeds_metrics)
+    assert header[5] == "EM gain per seed (42, 7)"
+    by_file = {r[1]: r for r in rows}
+    assert by_file["dev_orig"][5] == "+25.00, +0.00"
+    assert by_file["dev_orig"][8] == "1 of 2" and by_file["dev_para"][7] == "[+50.00, +50.00] *"
+    assert by_file["adv_orig"][2] == 0
+    header, rows = seed_pattern_rows(seeds_metrics)
+    assert rows == [["non_adversarial", "dev", "+25.00, +50.00", "+37.50 (17.68)",
+                     rows[0][4], "2 of 2", "+37.50 (17.68)", rows[0][7]]]
+    metrics = {"n_bootstrap": 10, "confidence": 0.95, "kinds": {"non_adversarial": {
+        "augmentation": {}, "sets": {"dev_orig": {"questions": 0}}}}, "seeds": seeds_metrics}
+    write_augmentation_tables(metrics, tmp_path / "m.json", tmp_path / "r.md")
+    text = (tmp_path / "r.md").read_text()
+    assert "## Over reader training seeds" in text and "| non_adversarial | dev | +25.00, +50.00" \
+        in text
+
+
+def test_a_repeated_training_seed_is_refused():
+    with pytest.raises(ValueError, match=r"extra_seeds \[1, 42\] repeats seed\(s\) \[42\]"):
+        ReadersConfig(augmentation={"extra_seeds": [1, 42]})
+    with pytest.raises(ValueError, match=r"repeats seed\(s\) \[3\]"):
+        ReadersConfig(model={"seed": 5}, augmentation={"extra_seeds": [3, 3]})
+    assert ReadersConfig(augmentation={"extra_seeds": [1, 2]}).augmentation.extra_seeds == (1, 2)
