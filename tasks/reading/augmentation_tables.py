@@ -21,6 +21,7 @@ from tasks.reading.scoring import read_squad_v11
 from tasks.reporting.reader_tables import (
     count_rows,
     gain_rows,
+    seed_drop_rows,
     seed_gain_rows,
     seed_intro,
     seed_pattern_rows,
@@ -75,6 +76,10 @@ def seed_section(seeds: Mapping) -> str:
     header, rows = seed_gain_rows(seeds)
     text = ("\n## Over reader training seeds (not in the paper)\n\n" + seed_intro(seeds)
             + "\n\n" + markdown_table(header, rows))
+    header, rows = seed_drop_rows(seeds)
+    if rows:
+        text += ("\nParaphrase drop (orig - para, Tables 1-2) of the readers over the same "
+                 "seeds:\n\n" + markdown_table(header, rows))
     header, rows = seed_pattern_rows(seeds)
     if rows:
         text += ("\nParaphrased questions' gain minus their originals' gain (Gan & Ng: "

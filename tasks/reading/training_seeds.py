@@ -6,8 +6,10 @@ reader before augmentation and each re-trained one are trained once per seed (sa
 settings), every pair is scored (official SQuAD v1.1 EM/F1), and each gain ``after - before``
 is summarised over the seeds: mean, sample standard deviation and a Student-t interval for the
 mean gain over training draws (``confidence``; none with one seed). For each paraphrased test
-set (``<set>_orig`` / ``<set>_para``) the same is done for ``para gain - orig gain``: Gan &
-Ng's finding is that augmentation lifts the paraphrased questions more than their originals.
+set (``<set>_orig`` / ``<set>_para``) the same is done for the paraphrase drop ``orig - para``
+of the reader before and after augmentation (Gan & Ng's Tables 1-2 over training draws) and
+for ``para gain - orig gain`` (their finding: augmentation lifts the paraphrased questions more
+than their originals).
 """
 
 from __future__ import annotations
@@ -88,21 +90,44 @@ def compare_over_seeds(runs: Mapping[int, SeedRun], data_files: Mapping[str, Pat
                         [v[side][m] for v in per_seed.values()], confidence)
                 sets[name][f"{m}_gain"] = seed_summary(
                     [v[f"{m}_gain"] for v in per_seed.values()], confidence)
-        out[kind] = {"sets": sets, "paraphrase_minus_original": _pattern(gains, confidence)}
+        out[kind] = {"sets": sets, "paraphrase_minus_original": _pattern(gains, confidence),
+                     "paraphrase_drop": _drops(gains, confidence)}
     return {"statistic": "EM/F1 in percent (official SQuAD v1.1) of the reader before and "
                          "after augmentation, each trained once per seed; gain = after - "
                          "before in points; mean, sample sd and Student-t interval over seeds",
             "seeds": seeds, "confidence": confidence, "kinds": out}
 
 
-def _pattern(gains: Mapping[str, Mapping[int, Mapping]], confidence: float) -> dict:
-    """``<set>_para`` gain minus ``<set>_orig`` gain per seed, for every set with both."""
+def _pairs(gains: Mapping[str, Mapping[int, Mapping]]) -> dict[str, tuple[Mapping, Mapping]]:
+    """``{set: (orig per-seed scores, para per-seed scores)}`` of every set with both files."""
     out = {}
     for name in gains:
         stem = name.removesuffix("_orig")
-        if stem == name or f"{stem}_para" not in gains:
-            continue
-        orig, para = gains[name], gains[f"{stem}_para"]
+        if stem != name and f"{stem}_para" in gains:
+            out[stem] = (gains[name], gains[f"{stem}_para"])
+    return out
+
+
+def _drops(gains: Mapping[str, Mapping[int, Mapping]], confidence: float) -> dict:
+    """Gan & Ng's Tables 1-2 over seeds: ``orig - para`` of the reader before and after
+    augmentation, per seed and summarised, for every paraphrased set."""
+    out: dict = {}
+    for stem, (orig, para) in _pairs(gains).items():
+        out[stem] = {}
+        for side in ("before", "after"):
+            drops = {seed: {m: orig[seed][side][m] - para[seed][side][m] for m in METRICS}
+                     for seed in orig}
+            out[stem][side] = {"per_seed": {str(s): {m: round(d[m], 2) for m in METRICS}
+                                            for s, d in drops.items()},
+                               **{m: seed_summary([d[m] for d in drops.values()], confidence)
+                                  for m in METRICS}}
+    return out
+
+
+def _pattern(gains: Mapping[str, Mapping[int, Mapping]], confidence: float) -> dict:
+    """``<set>_para`` gain minus ``<set>_orig`` gain per seed, for every set with both."""
+    out = {}
+    for stem, (orig, para) in _pairs(gains).items():
         diffs = {seed: {m: para[seed][f"{m}_gain"] - orig[seed][f"{m}_gain"] for m in METRICS}
                  for seed in orig}
         out[stem] = {"per_seed": {str(s): {m: round(d[m], 2) for m in METRICS}

@@ -25,6 +25,7 @@ from tasks.reporting.reader_tables import (
     paraphrase_bucket_rows,
     reader_rows,
     relation_rows,
+    seed_drop_rows,
     seed_gain_rows,
     seed_intro,
     seed_pattern_rows,
@@ -115,6 +116,10 @@ def augmentation_section(artifacts: Mapping[str, Path], root: Path) -> Section:
         section.blocks += [Heading("Over reader training seeds (not in the paper)"),
                            Text(seed_intro(seeds)),
                            _table("EM/F1 gain over reader training seeds", header, rows, 2)]
+        header, rows = seed_drop_rows(seeds)
+        if rows:
+            section.blocks.append(_table("Paraphrase drop (orig - para) of the readers over "
+                                         "seeds", header, rows, 2))
         header, rows = seed_pattern_rows(seeds)
         if rows:
             section.blocks.append(_table("Paraphrased questions' gain minus their originals' "

@@ -105,6 +105,27 @@ def seed_gain_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:
     return header, rows
 
 
+def seed_drop_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:
+    """Tables 1-2 over training seeds: one row per reader (before augmentation, once; after,
+    per kind) and paraphrased set: the drop orig - para per seed and over seeds."""
+    order = [str(s) for s in seeds["seeds"]]
+    header = ["reader", "set", f"EM orig - para per seed ({', '.join(order)})", "EM mean (sd)",
+              "EM t-interval", "seeds above 0", "F1 mean (sd)", "F1 t-interval"]
+    rows: list[list[object]] = []
+    for i, (kind, block) in enumerate(seeds["kinds"].items()):
+        for side, label in (("before", "before augmentation"), ("after", f"after: {kind}")):
+            if side == "before" and i:
+                continue  # the same reader for every kind
+            for name, b in block.get("paraphrase_drop", {}).items():
+                em, f1 = b[side]["exact_match"], b[side]["f1"]
+                per_seed = ", ".join(f"{b[side]['per_seed'][s]['exact_match']:+.2f}"
+                                     for s in order)
+                rows.append([label, name, per_seed, _mean_sd(em), _interval(em),
+                             f"{em['above_zero']} of {em['seeds']}", _mean_sd(f1),
+                             _interval(f1)])
+    return header, rows
+
+
 def seed_pattern_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:
     """One row per kind and paraphrased set: the paraphrased questions' gain minus their
     originals' gain, per seed and over seeds (EM and F1)."""

@@ -175,6 +175,12 @@ def test_before_and_after_over_training_seeds(flow_run):
     assert dev[str(main)]["before"]["exact_match"] == 100.0
     assert dev[str(EXTRA)]["before"]["exact_match"] < 100.0
     assert "dev" in seeds["kinds"]["non_adversarial"]["paraphrase_minus_original"]
+    sets = seeds["kinds"]["non_adversarial"]["sets"]
+    drop = seeds["kinds"]["non_adversarial"]["paraphrase_drop"]["dev"]["before"]["per_seed"]
+    for seed in (main, EXTRA):
+        orig, para = (sets[f"dev_{v}"]["per_seed"][str(seed)]["before"]["exact_match"]
+                      for v in ("orig", "para"))
+        assert drop[str(seed)]["exact_match"] == pytest.approx(orig - para, abs=0.011)
     text = layout.augmentation_report.read_text()
     assert "## Over reader training seeds" in text
     assert f"EM gain per seed ({main}, {EXTRA})" in text

@@ -12,7 +12,7 @@ from tasks.config import ReadersConfig
 from tasks.io.squad import build_squad, write_predictions, write_squad
 from tasks.reading.augmentation_tables import write_augmentation_tables
 from tasks.reading.training_seeds import compare_over_seeds, seed_summary
-from tasks.reporting.reader_tables import seed_gain_rows, seed_pattern_rows
+from tasks.reporting.reader_tables import seed_drop_rows, seed_gain_rows, seed_pattern_rows
 
 #: t quantiles (0.975) for 2 and 1 degrees of freedom, from a printed table.
 T_975 = {2: 4.302652729, 1: 12.70620474}
@@ -104,6 +104,17 @@ def test_paraphrased_gain_minus_original_gain_per_set(seeds_metrics):
     assert pattern["dev"]["exact_match"]["above_zero"] == 2
 
 
+def test_paraphrase_drop_of_the_readers_before_and_after(seeds_metrics):
+    drop = seeds_metrics["kinds"]["non_adversarial"]["paraphrase_drop"]
+    assert list(drop) == ["dev"]
+    before, after = drop["dev"]["before"], drop["dev"]["after"]
+    assert before["per_seed"] == {"42": {"exact_match": 25.0, "f1": 25.0},
+                                  "7": {"exact_match": 25.0, "f1": 25.0}}
+    assert (before["exact_match"]["mean"], before["exact_match"]["sd"]) == (25.0, 0.0)
+    assert after["per_seed"]["7"]["exact_match"] == -25.0
+    assert after["exact_match"]["mean"] == -12.5 and after["exact_match"]["below_zero"] == 1
+
+
 def test_report_rows_and_markdown_section(seeds_metrics, tmp_path):
     header, rows = seed_gain_rows(seeds_metrics)
     assert header[5] == "EM gain per seed (42, 7)"
@@ -111,6 +122,12 @@ def test_report_rows_and_markdown_section(seeds_metrics, tmp_path):
     assert by_file["dev_orig"][5] == "+25.00, +0.00"
     assert by_file["dev_orig"][8] == "1 of 2" and by_file["dev_para"][7] == "[+50.00, +50.00] *"
     assert by_file["adv_orig"][2] == 0
+    header, rows = seed_drop_rows(seeds_metrics)
+    assert header[2] == "EM orig - para per seed (42, 7)"
+    assert [r[:4] for r in rows] == [["before augmentation", "dev", "+25.00, +25.00",
+                                      "+25.00 (0.00)"],
+                                     ["after: non_adversarial", "dev", "+0.00, -25.00",
+                                      "-12.50 (17.68)"]]
     header, rows = seed_pattern_rows(seeds_metrics)
     assert rows == [["non_adversarial", "dev", "+25.00, +50.00", "+37.50 (17.68)",
                      rows[0][4], "2 of 2", "+37.50 (17.68)", rows[0][7]]]
@@ -120,6 +137,7 @@ def test_report_rows_and_markdown_section(seeds_metrics, tmp_path):
     text = (tmp_path / "r.md").read_text()
     assert "## Over reader training seeds" in text and "| non_adversarial | dev | +25.00, +50.00" \
         in text
+    assert "| before augmentation | dev | +25.00, +25.00 |" in text
 
 
 def test_a_repeated_training_seed_is_refused():

@@ -273,13 +273,18 @@ def test_augmentation_over_training_seeds_is_shown_when_run(tmp_path):
                                                                   strict=True)},
                "exact_match": seed_summary([2.0, 3.0, -1.0]),
                "f1": seed_summary([1.0, 2.0, 0.0])}
+    drops = {"per_seed": {s: {"exact_match": d} for s, d in zip(order, (1.5, 2.5, 0.5),
+                                                                strict=True)},
+             "exact_match": seed_summary([1.5, 2.5, 0.5]), "f1": seed_summary([1.0, 2.0, 0.0])}
     seeds = {"seeds": [42, 1, 2], "confidence": 0.95, "kinds": {"non_adversarial": {
-        "sets": {"dev_para": block}, "paraphrase_minus_original": {"dev": pattern}}}}
+        "sets": {"dev_para": block}, "paraphrase_minus_original": {"dev": pattern},
+        "paraphrase_drop": {"dev": {"before": drops, "after": pattern}}}}}
     _write(layout.augmentation_metrics, {**AUGMENTATION, "seeds": seeds})
     html = _build(layout).html
     for text in ("Over reader training seeds", "EM gain per seed (42, 1, 2)",
                  "+4.00, -1.00, +6.50", "+3.17 (3.82)", "2 of 3", "+2.00, +3.00, -1.00",
-                 "+1.33 (2.08)", "Student-t 95% interval"):
+                 "+1.33 (2.08)", "Student-t 95% interval", "before augmentation",
+                 "+1.50, +2.50, +0.50", "after: non_adversarial"):
         assert text in html, text
 
 
