@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "tasks.retriever_config": 0,
     "tasks.retriever_experiments_config": 0,
     "tasks.reader_config": 0,
+    "tasks.readers_config": 0,
     "tasks.config_section": 0,
     "tasks.retrieval_config": 0,
     "tasks.orchestration_config": 0,
