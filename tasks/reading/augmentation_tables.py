@@ -72,7 +72,8 @@ def example_rows(added_tables: Mapping[str, Path], n: int) -> list[list[object]]
 
 
 def seed_section(seeds: Mapping) -> str:
-    """Markdown: gains over reader training seeds, and para gain - orig gain per set."""
+    """Markdown: gains over reader training seeds, the readers' paraphrase drops and the
+    para gain - orig gain per set."""
     header, rows = seed_gain_rows(seeds)
     text = ("\n## Over reader training seeds (not in the paper)\n\n" + seed_intro(seeds)
             + "\n\n" + markdown_table(header, rows))

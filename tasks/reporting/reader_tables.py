@@ -73,6 +73,12 @@ def _interval(summary: Mapping) -> str:
             + (" *" if summary["significant"] else ""))
 
 
+def _over_seeds(em: Mapping, f1: Mapping) -> list[object]:
+    """EM mean (sd), t-interval, seeds above 0; F1 mean (sd), t-interval."""
+    return [_mean_sd(em), _interval(em), f"{em['above_zero']} of {em['seeds']}", _mean_sd(f1),
+            _interval(f1)]
+
+
 def seed_intro(seeds: Mapping) -> str:
     """What the training-seed tables show (Markdown and HTML report)."""
     level = round(100 * seeds["confidence"])
@@ -100,8 +106,7 @@ def seed_gain_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:
             em, f1 = b["exact_match_gain"], b["f1_gain"]
             per_seed = ", ".join(f"{b['per_seed'][s]['exact_match_gain']:+.2f}" for s in order)
             rows.append([kind, name, b["questions"], b["before_exact_match"]["mean"],
-                         b["after_exact_match"]["mean"], per_seed, _mean_sd(em), _interval(em),
-                         f"{em['above_zero']} of {em['seeds']}", _mean_sd(f1), _interval(f1)])
+                         b["after_exact_match"]["mean"], per_seed, *_over_seeds(em, f1)])
     return header, rows
 
 
@@ -120,9 +125,7 @@ def seed_drop_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:
                 em, f1 = b[side]["exact_match"], b[side]["f1"]
                 per_seed = ", ".join(f"{b[side]['per_seed'][s]['exact_match']:+.2f}"
                                      for s in order)
-                rows.append([label, name, per_seed, _mean_sd(em), _interval(em),
-                             f"{em['above_zero']} of {em['seeds']}", _mean_sd(f1),
-                             _interval(f1)])
+                rows.append([label, name, per_seed, *_over_seeds(em, f1)])
     return header, rows
 
 
@@ -137,8 +140,7 @@ def seed_pattern_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:
         for name, b in block["paraphrase_minus_original"].items():
             em, f1 = b["exact_match"], b["f1"]
             per_seed = ", ".join(f"{b['per_seed'][s]['exact_match']:+.2f}" for s in order)
-            rows.append([kind, name, per_seed, _mean_sd(em), _interval(em),
-                         f"{em['above_zero']} of {em['seeds']}", _mean_sd(f1), _interval(f1)])
+            rows.append([kind, name, per_seed, *_over_seeds(em, f1)])
     return header, rows
 
 
