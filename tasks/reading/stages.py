@@ -99,7 +99,8 @@ def compare_augmented_readers(before: Mapping[str, Path], after: Mapping[str, Ma
     """
     metrics = compare_readers(before, after, data_files, counts, n_bootstrap, seed, confidence)
     if seed_runs:
-        metrics["seeds"] = compare_over_seeds(seed_runs, data_files, confidence)
+        metrics["seeds"] = compare_over_seeds(seed_runs, data_files, confidence,
+                                              n_bootstrap=n_bootstrap, bootstrap_seed=seed)
     return write_augmentation_tables(metrics, metrics_path, report_path, added_tables,
                                      notes=notes)
 

@@ -10,16 +10,27 @@ set (``<set>_orig`` / ``<set>_para``) the same is done for the paraphrase drop `
 of the reader before and after augmentation (Gan & Ng's Tables 1-2 over training draws) and
 for ``para gain - orig gain`` (their finding: augmentation lifts the paraphrased questions more
 than their originals).
+
+The t-interval covers the training draws only. Each difference is also a ``seeds x questions``
+matrix of per-question differences (same questions under every seed), so a two-level bootstrap
+that resamples seeds and questions independently
+(:func:`tasks.evaluation.crossed_bootstrap.crossed_bootstrap`) gives an interval that covers
+both (``two_level_low`` / ``two_level_high`` in every gain, drop and pattern summary).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from tasks.io.squad import read_predictions
-from tasks.reading.scoring import read_squad_v11, score_predictions
+import numpy as np
+
+from tasks.evaluation.crossed_bootstrap import crossed_bootstrap
+from tasks.io.errors import DataFormatError
+from tasks.io.squad import SquadDataset, read_predictions
+from tasks.reading.scoring import question_scores, read_squad_v11, score_predictions
 
 METRICS = ("exact_match", "f1")
 #: One seed's prediction files: ``{"before": {file: path}, "after": {kind: {file: path}}}``.
@@ -50,88 +61,159 @@ def seed_summary(values: Sequence[float], confidence: float = 0.95) -> dict:
     return out
 
 
-def _scores(data, predictions_path: Path) -> dict[str, float]:
-    report = score_predictions(data, read_predictions(predictions_path))
-    return {"exact_match": report.exact_match, "f1": report.f1}
+@dataclass(frozen=True)
+class _Scored:
+    """One prediction file scored on one test file: official totals and per-question points."""
+
+    totals: dict[str, float]
+    per_question: dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class _Interval:
+    """What the two-level bootstrap needs besides the matrices."""
+
+    confidence: float
+    n: int
+    seed: int
+
+
+def _score(questions: SquadDataset, predictions_path: Path) -> _Scored:
+    predictions = read_predictions(predictions_path)
+    report = score_predictions(questions, predictions)
+    em, f1 = np.asarray(question_scores(questions, predictions), dtype=np.float64).T * 100.0
+    return _Scored({"exact_match": report.exact_match, "f1": report.f1},
+                   {"exact_match": em, "f1": f1})
+
+
+def _summary(per_seed: Sequence[float], matrix: np.ndarray, interval: _Interval) -> dict:
+    """:func:`seed_summary` of the per-seed values plus the two-level bootstrap interval of
+    the ``seeds x questions`` matrix whose row means they are."""
+    out = seed_summary(per_seed, interval.confidence)
+    _, low, high = crossed_bootstrap(matrix, n=interval.n, seed=interval.seed,
+                                     confidence=interval.confidence)
+    return out | {"two_level_low": round(low, 2), "two_level_high": round(high, 2),
+                  "two_level_significant": bool(low > 0 or high < 0)}
 
 
 def compare_over_seeds(runs: Mapping[int, SeedRun], data_files: Mapping[str, Path],
-                       confidence: float = 0.95) -> dict:
+                       confidence: float = 0.95, n_bootstrap: int = 1000,
+                       bootstrap_seed: int = 0) -> dict:
     """``runs[seed]`` = that seed's before and after prediction files of every test file
     ``data_files[name]`` -> per kind and file: per-seed EM/F1 before and after, the gains and
-    their summary over seeds; per paraphrased set: ``para gain - orig gain`` likewise."""
+    their summary over seeds (t-interval and two-level bootstrap with ``n_bootstrap``
+    resamples); per paraphrased set: the drop ``orig - para`` before and after and ``para
+    gain - orig gain`` likewise. The readers before augmentation are scored once."""
     if not runs:
         raise ValueError("no seed runs to compare")
     seeds = list(runs)
     kinds = list(next(iter(runs.values()))["after"])
+    interval = _Interval(confidence, n_bootstrap, bootstrap_seed)
     data = {name: read_squad_v11(path) for name, path in data_files.items()}
+    before = {seed: {name: _score(questions, run["before"][name])
+                     for name, questions in data.items() if questions}
+              for seed, run in runs.items()}
     out: dict = {}
     for kind in kinds:
-        sets, gains = {}, {}
+        sets, scored = {}, {}
         for name, questions in data.items():
             if not questions:
                 sets[name] = {"questions": 0}
                 continue
-            per_seed = {}
-            for seed, run in runs.items():
-                b = _scores(questions, run["before"][name])
-                a = _scores(questions, run["after"][kind][name])
-                per_seed[seed] = {"before": b, "after": a,
-                                  **{f"{m}_gain": a[m] - b[m] for m in METRICS}}
-            gains[name] = per_seed
-            sets[name] = {"questions": len(questions), "per_seed": {
-                str(seed): {side: {m: round(v[side][m], 2) for m in METRICS}
-                            for side in ("before", "after")}
-                | {f"{m}_gain": round(v[f"{m}_gain"], 2) for m in METRICS}
-                for seed, v in per_seed.items()}}
-            for m in METRICS:
-                for side in ("before", "after"):
-                    sets[name][f"{side}_{m}"] = seed_summary(
-                        [v[side][m] for v in per_seed.values()], confidence)
-                sets[name][f"{m}_gain"] = seed_summary(
-                    [v[f"{m}_gain"] for v in per_seed.values()], confidence)
-        out[kind] = {"sets": sets, "paraphrase_minus_original": _pattern(gains, confidence),
-                     "paraphrase_drop": _drops(gains, confidence)}
+            scored[name] = {seed: {"before": before[seed][name],
+                                   "after": _score(questions, run["after"][kind][name])}
+                            for seed, run in runs.items()}
+            sets[name] = _gains(scored[name], len(questions), interval)
+        out[kind] = {"sets": sets,
+                     "paraphrase_minus_original": _pattern(scored, data_files, interval),
+                     "paraphrase_drop": _drops(scored, data_files, interval)}
     return {"statistic": "EM/F1 in percent (official SQuAD v1.1) of the reader before and "
                          "after augmentation, each trained once per seed; gain = after - "
-                         "before in points; mean, sample sd and Student-t interval over seeds",
-            "seeds": seeds, "confidence": confidence, "kinds": out}
+                         "before in points; mean, sample sd and Student-t interval over seeds; "
+                         "two-level interval: bootstrap over seeds and questions (crossed)",
+            "seeds": seeds, "confidence": confidence, "n_bootstrap": n_bootstrap,
+            "bootstrap_seed": bootstrap_seed, "kinds": out}
 
 
-def _pairs(gains: Mapping[str, Mapping[int, Mapping]]) -> dict[str, tuple[Mapping, Mapping]]:
+#: ``{seed: {"before": _Scored, "after": _Scored}}`` of one test file and kind.
+PerSeed = Mapping[int, Mapping[str, _Scored]]
+
+
+def _gains(per_seed: PerSeed, n_questions: int, interval: _Interval) -> dict:
+    """One test file: per-seed scores and gains, their summaries over seeds."""
+    block: dict = {"questions": n_questions, "per_seed": {
+        str(seed): {side: {m: round(v[side].totals[m], 2) for m in METRICS}
+                    for side in ("before", "after")}
+        | {f"{m}_gain": round(v["after"].totals[m] - v["before"].totals[m], 2) for m in METRICS}
+        for seed, v in per_seed.items()}}
+    for m in METRICS:
+        for side in ("before", "after"):
+            block[f"{side}_{m}"] = seed_summary([v[side].totals[m] for v in per_seed.values()],
+                                                interval.confidence)
+        block[f"{m}_gain"] = _summary(
+            [v["after"].totals[m] - v["before"].totals[m] for v in per_seed.values()],
+            _gain_matrix(per_seed, m), interval)
+    return block
+
+
+def _pairs(scored: Mapping[str, PerSeed]) -> dict[str, tuple[PerSeed, PerSeed]]:
     """``{set: (orig per-seed scores, para per-seed scores)}`` of every set with both files."""
     out = {}
-    for name in gains:
+    for name in scored:
         stem = name.removesuffix("_orig")
-        if stem != name and f"{stem}_para" in gains:
-            out[stem] = (gains[name], gains[f"{stem}_para"])
+        if stem != name and f"{stem}_para" in scored:
+            out[stem] = (scored[name], scored[f"{stem}_para"])
     return out
 
 
-def _drops(gains: Mapping[str, Mapping[int, Mapping]], confidence: float) -> dict:
+def _paired_lengths(stem: str, orig: PerSeed, para: PerSeed,
+                    data_files: Mapping[str, Path]) -> None:
+    """The orig and para files of a set pair their questions by position: same count."""
+    o = len(next(iter(orig.values()))["before"].per_question["exact_match"])
+    p = len(next(iter(para.values()))["before"].per_question["exact_match"])
+    if o != p:
+        raise DataFormatError(data_files[f"{stem}_para"], "questions", f"{o} questions, one "
+                              f"per question of {stem}_orig (paired by position)",
+                              f"{p} questions")
+
+
+def _drops(scored: Mapping[str, PerSeed], data_files: Mapping[str, Path],
+           interval: _Interval) -> dict:
     """Gan & Ng's Tables 1-2 over seeds: ``orig - para`` of the reader before and after
     augmentation, per seed and summarised, for every paraphrased set."""
     out: dict = {}
-    for stem, (orig, para) in _pairs(gains).items():
+    for stem, (orig, para) in _pairs(scored).items():
+        _paired_lengths(stem, orig, para, data_files)
         out[stem] = {}
         for side in ("before", "after"):
-            drops = {seed: {m: orig[seed][side][m] - para[seed][side][m] for m in METRICS}
-                     for seed in orig}
+            drops = {seed: {m: orig[seed][side].totals[m] - para[seed][side].totals[m]
+                            for m in METRICS} for seed in orig}
             out[stem][side] = {"per_seed": {str(s): {m: round(d[m], 2) for m in METRICS}
                                             for s, d in drops.items()},
-                               **{m: seed_summary([d[m] for d in drops.values()], confidence)
-                                  for m in METRICS}}
+                               **{m: _summary([d[m] for d in drops.values()], np.stack(
+                                   [orig[s][side].per_question[m] - para[s][side].per_question[m]
+                                    for s in orig]), interval) for m in METRICS}}
     return out
 
 
-def _pattern(gains: Mapping[str, Mapping[int, Mapping]], confidence: float) -> dict:
+def _gain_matrix(per_seed: PerSeed, metric: str) -> np.ndarray:
+    """``seeds x questions``: after - before per question, in points."""
+    return np.stack([v["after"].per_question[metric] - v["before"].per_question[metric]
+                     for v in per_seed.values()])
+
+
+def _pattern(scored: Mapping[str, PerSeed], data_files: Mapping[str, Path],
+             interval: _Interval) -> dict:
     """``<set>_para`` gain minus ``<set>_orig`` gain per seed, for every set with both."""
     out = {}
-    for stem, (orig, para) in _pairs(gains).items():
-        diffs = {seed: {m: para[seed][f"{m}_gain"] - orig[seed][f"{m}_gain"] for m in METRICS}
-                 for seed in orig}
+    for stem, (orig, para) in _pairs(scored).items():
+        _paired_lengths(stem, orig, para, data_files)
+        diffs = {seed: {m: (para[seed]["after"].totals[m] - para[seed]["before"].totals[m])
+                        - (orig[seed]["after"].totals[m] - orig[seed]["before"].totals[m])
+                        for m in METRICS} for seed in orig}
         out[stem] = {"per_seed": {str(s): {m: round(d[m], 2) for m in METRICS}
                                   for s, d in diffs.items()},
-                     **{m: seed_summary([d[m] for d in diffs.values()], confidence)
+                     **{m: _summary([d[m] for d in diffs.values()],
+                                    _gain_matrix(para, m) - _gain_matrix(orig, m), interval)
                         for m in METRICS}}
     return out

@@ -73,10 +73,30 @@ def _interval(summary: Mapping) -> str:
             + (" *" if summary["significant"] else ""))
 
 
+def _two_level(summary: Mapping) -> str:
+    """The seeds x questions bootstrap interval ("-" in metrics written before it existed)."""
+    if summary.get("two_level_low") is None:
+        return "-"
+    return (f"[{summary['two_level_low']:+.2f}, {summary['two_level_high']:+.2f}]"
+            + (" *" if summary["two_level_significant"] else ""))
+
+
+#: The columns :func:`_over_seeds` fills, after a table's own leading columns.
+OVER_SEEDS = ["mean (sd)", "t-interval", "two-level CI"]
+
+
 def _over_seeds(em: Mapping, f1: Mapping) -> list[object]:
-    """EM mean (sd), t-interval, seeds above 0; F1 mean (sd), t-interval."""
-    return [_mean_sd(em), _interval(em), f"{em['above_zero']} of {em['seeds']}", _mean_sd(f1),
-            _interval(f1)]
+    """EM mean (sd), t-interval, two-level CI, seeds above 0; F1 likewise (no count)."""
+    return [_mean_sd(em), _interval(em), _two_level(em), f"{em['above_zero']} of {em['seeds']}",
+            _mean_sd(f1), _interval(f1), _two_level(f1)]
+
+
+def _over_seeds_header(em_label: str, count_label: str) -> list[str]:
+    """The header cells of :func:`_over_seeds`: ``em_label`` (with "EM") names what is
+    summarised."""
+    f1_label = em_label.replace("EM", "F1")
+    return [*(f"{em_label} {c}" for c in OVER_SEEDS), count_label,
+            *(f"{f1_label} {c}" for c in OVER_SEEDS)]
 
 
 def seed_intro(seeds: Mapping) -> str:
@@ -86,17 +106,20 @@ def seed_intro(seeds: Mapping) -> str:
             f"({', '.join(str(s) for s in seeds['seeds'])}; same data and settings). Gain = "
             "after - before of the same seed, in points; mean (sample sd) over seeds and a "
             f"Student-t {level}% interval for the mean gain over training draws (* = excludes "
-            "0). The bootstrap CIs above cover the questions of one training draw only.")
+            "0). The bootstrap CIs above cover the questions of one training draw only; the "
+            f"two-level {level}% CI resamples both the seeds and the questions (a crossed "
+            "bootstrap: every seed answers the same questions), so it covers both.")
 
 
 def seed_gain_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:
     """One row per kind and test file of the training-seed comparison
     (:func:`tasks.reading.training_seeds.compare_over_seeds`): mean EM before/after, the EM
-    gain of every seed, its mean (sd) and t-interval, how many seeds gain; F1 gain likewise."""
+    gain of every seed, its mean (sd), t-interval and two-level CI, how many seeds gain; F1
+    gain likewise."""
     order = [str(s) for s in seeds["seeds"]]
     header = ["augmentation", "test file", "questions", "EM before (mean)", "EM after (mean)",
-              f"EM gain per seed ({', '.join(order)})", "EM gain mean (sd)", "EM t-interval",
-              "seeds gaining EM", "F1 gain mean (sd)", "F1 t-interval"]
+              f"EM gain per seed ({', '.join(order)})",
+              *_over_seeds_header("EM gain", "seeds gaining EM")]
     rows: list[list[object]] = []
     for kind, block in seeds["kinds"].items():
         for name, b in block["sets"].items():
@@ -114,8 +137,8 @@ def seed_drop_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:
     """Tables 1-2 over training seeds: one row per reader (before augmentation, once; after,
     per kind) and paraphrased set: the drop orig - para per seed and over seeds."""
     order = [str(s) for s in seeds["seeds"]]
-    header = ["reader", "set", f"EM orig - para per seed ({', '.join(order)})", "EM mean (sd)",
-              "EM t-interval", "seeds above 0", "F1 mean (sd)", "F1 t-interval"]
+    header = ["reader", "set", f"EM orig - para per seed ({', '.join(order)})",
+              *_over_seeds_header("EM", "seeds above 0")]
     rows: list[list[object]] = []
     for i, (kind, block) in enumerate(seeds["kinds"].items()):
         for side, label in (("before", "before augmentation"), ("after", f"after: {kind}")):
@@ -134,7 +157,7 @@ def seed_pattern_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:
     originals' gain, per seed and over seeds (EM and F1)."""
     order = [str(s) for s in seeds["seeds"]]
     header = ["augmentation", "set", f"EM para - orig gain per seed ({', '.join(order)})",
-              "EM mean (sd)", "EM t-interval", "seeds above 0", "F1 mean (sd)", "F1 t-interval"]
+              *_over_seeds_header("EM", "seeds above 0")]
     rows: list[list[object]] = []
     for kind, block in seeds["kinds"].items():
         for name, b in block["paraphrase_minus_original"].items():

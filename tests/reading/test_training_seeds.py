@@ -9,6 +9,8 @@ import math
 import pytest
 
 from tasks.config import ReadersConfig
+from tasks.evaluation.crossed_bootstrap import crossed_bootstrap
+from tasks.io.errors import DataFormatError
 from tasks.io.squad import build_squad, write_predictions, write_squad
 from tasks.reading.augmentation_tables import write_augmentation_tables
 from tasks.reading.training_seeds import compare_over_seeds, seed_summary
@@ -95,6 +97,37 @@ def test_per_seed_scores_gains_and_their_summary(seeds_metrics):
     assert para["exact_match_gain"]["significant"] is True  # sd 0: the interval is the point
 
 
+def test_two_level_interval_resamples_seeds_and_questions(seeds_metrics):
+    """Per question, in points: dev_orig gains [0, 0, 100, 0] (seed 42) and [0, 0, 0, 0] (7);
+    dev_para gains [0, 100, 100, 0] and [0, 0, 100, 100]."""
+    sets = seeds_metrics["kinds"]["non_adversarial"]["sets"]
+    assert seeds_metrics["n_bootstrap"] == 1000 and seeds_metrics["bootstrap_seed"] == 0
+    _, low, high = crossed_bootstrap([[0, 0, 100, 0], [0, 0, 0, 0]], n=1000, seed=0)
+    gain = sets["dev_orig"]["exact_match_gain"]
+    assert (gain["two_level_low"], gain["two_level_high"]) == (round(low, 2), round(high, 2))
+    # both seeds gain 50 on dev_para: the t-interval over seeds is the point, but 2 of 4
+    # questions per seed carry it, and the two-level interval says so
+    para = sets["dev_para"]["exact_match_gain"]
+    assert (para["ci_low"], para["ci_high"]) == (50.0, 50.0)
+    assert para["two_level_low"] < 50.0 < para["two_level_high"]
+    _, low, high = crossed_bootstrap([[0, 100, 100, 0], [0, 0, 100, 100]], n=1000, seed=0)
+    assert (para["two_level_low"], para["two_level_high"]) == (round(low, 2), round(high, 2))
+    drop = seeds_metrics["kinds"]["non_adversarial"]["paraphrase_drop"]["dev"]["before"]
+    assert {"two_level_low", "two_level_high", "two_level_significant"} <= set(drop["f1"])
+
+
+def test_orig_and_para_files_of_different_lengths_are_refused(tmp_path):
+    orig, orig_ids = _data(tmp_path, "dev_orig", "o")
+    para = tmp_path / "dev_para.json"
+    qas = [("p0", "question?", [("Lyon", None)])]
+    write_squad(para, build_squad("1.1", [("Ada Park", [(CONTEXT, qas)])]))
+    preds = {"dev_orig": _predictions(tmp_path, "o", orig_ids, 2),
+             "dev_para": _predictions(tmp_path, "p", ["p0"], 1)}
+    runs = {42: {"before": preds, "after": {"non_adversarial": preds}}}
+    with pytest.raises(DataFormatError, match=r"dev_para\.json, questions: expected 4 questions"):
+        compare_over_seeds(runs, {"dev_orig": orig, "dev_para": para})
+
+
 def test_paraphrased_gain_minus_original_gain_per_set(seeds_metrics):
     pattern = seeds_metrics["kinds"]["non_adversarial"]["paraphrase_minus_original"]
     assert list(pattern) == ["dev"]  # adv has no para file
@@ -120,7 +153,10 @@ def test_report_rows_and_markdown_section(seeds_metrics, tmp_path):
     assert header[5] == "EM gain per seed (42, 7)"
     by_file = {r[1]: r for r in rows}
     assert by_file["dev_orig"][5] == "+25.00, +0.00"
-    assert by_file["dev_orig"][8] == "1 of 2" and by_file["dev_para"][7] == "[+50.00, +50.00] *"
+    assert by_file["dev_orig"][9] == "1 of 2" and by_file["dev_para"][7] == "[+50.00, +50.00] *"
+    assert header[6:] == ["EM gain mean (sd)", "EM gain t-interval", "EM gain two-level CI",
+                          "seeds gaining EM", "F1 gain mean (sd)", "F1 gain t-interval",
+                          "F1 gain two-level CI"]
     assert by_file["adv_orig"][2] == 0
     header, rows = seed_drop_rows(seeds_metrics)
     assert header[2] == "EM orig - para per seed (42, 7)"
@@ -130,7 +166,8 @@ def test_report_rows_and_markdown_section(seeds_metrics, tmp_path):
                                       "-12.50 (17.68)"]]
     header, rows = seed_pattern_rows(seeds_metrics)
     assert rows == [["non_adversarial", "dev", "+25.00, +50.00", "+37.50 (17.68)",
-                     rows[0][4], "2 of 2", "+37.50 (17.68)", rows[0][7]]]
+                     rows[0][4], rows[0][5], "2 of 2", "+37.50 (17.68)", rows[0][8], rows[0][9]]]
+    assert rows[0][5].startswith("[") and rows[0][9].startswith("[")
     metrics = {"n_bootstrap": 10, "confidence": 0.95, "kinds": {"non_adversarial": {
         "augmentation": {}, "sets": {"dev_orig": {"questions": 0}}}}, "seeds": seeds_metrics}
     write_augmentation_tables(metrics, tmp_path / "m.json", tmp_path / "r.md")

@@ -267,7 +267,8 @@ def test_augmentation_over_training_seeds_is_shown_when_run(tmp_path):
                                            for s, g in zip(order, gains, strict=True)},
              "before_exact_match": seed_summary([50.0, 55.0, 60.0]),
              "after_exact_match": seed_summary([54.0, 54.0, 66.5]),
-             "exact_match_gain": seed_summary(list(gains)),
+             "exact_match_gain": seed_summary(list(gains)) | {
+                 "two_level_low": -2.1, "two_level_high": 8.3, "two_level_significant": False},
              "f1_gain": seed_summary([3.0, 0.5, 5.0])}
     pattern = {"per_seed": {s: {"exact_match": d} for s, d in zip(order, (2.0, 3.0, -1.0),
                                                                   strict=True)},
@@ -284,7 +285,8 @@ def test_augmentation_over_training_seeds_is_shown_when_run(tmp_path):
     for text in ("Over reader training seeds", "EM gain per seed (42, 1, 2)",
                  "+4.00, -1.00, +6.50", "+3.17 (3.82)", "2 of 3", "+2.00, +3.00, -1.00",
                  "+1.33 (2.08)", "Student-t 95% interval", "before augmentation",
-                 "+1.50, +2.50, +0.50", "after: non_adversarial"):
+                 "+1.50, +2.50, +0.50", "after: non_adversarial", "EM gain two-level CI",
+                 "[-2.10, +8.30]"):
         assert text in html, text
 
 
