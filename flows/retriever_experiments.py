@@ -13,6 +13,11 @@ the train-retriever flow) and is evaluated through the retrieval core:
 - **Figure 2**: t-SNE of positive passages of NQ-style vs the relation's questions, by the
   baseline's passage encoder and by the single-relation fine-tuned one.
 
+With ``retriever_experiments.extra_seeds`` (not in the paper) every fine-tune that ran is
+trained again per seed (``<job>-seed<S>``) and the rows and key differences are summarised
+over the seeds (:mod:`tasks.training.experiment_seeds`): one draw's bootstrap CIs cover the
+questions, not the training.
+
 A training set without examples (today: the demo world's no-overlap sets of P19/P159/P170)
 leaves its row in the table as "0 training questions: not run". Numbers come with question
 counts and paired bootstrap CIs (``metrics/retriever_experiments.json``, Markdown tables).
@@ -27,7 +32,7 @@ from prefect import flow
 
 from flows._finetune import Baseline, baseline_of, finetune_and_evaluate, pair_retriever
 from flows._params import resolve
-from flows._retrieve import collect_passages, prepare_indexes, run, save_query_set
+from flows._retrieve import Collection, collect_passages, prepare_indexes, run, save_query_set
 from flows.retrieval import passage_collection
 from tasks.config import Params
 from tasks.io.atomic import write_json
@@ -49,6 +54,7 @@ from tasks.training.experiment_plan import (
     runnable,
 )
 from tasks.training.experiment_results import write_experiment_results_task
+from tasks.training.experiment_seeds import seed_model
 from tasks.training.experiment_tables import NQ_DEV
 from tasks.training.finetune import finetune_config
 from tasks.training.tsne import tsne_figure_task
@@ -92,6 +98,24 @@ def plan(params: Params, layout: Layout) -> tuple[list[Job], dict[str, dict]]:
         print(f"{job.name}: " + (f"{status[job.name]['train_questions']} training questions"
                                  if ok else status[job.name]["status"]))
     return jobs, status
+
+
+def finetune_job(params: Params, layout: Layout, job: Job, name: str, seed: int,
+                 baseline: Baseline, collection: Collection, queries: dict[str, Path]
+                 ) -> tuple[dict, dict[Path, Path]]:
+    """Fine-tune ``job`` with ``seed`` into the model ``name`` and run it on its query set
+    (Table 2: the no-overlap test sets; Table 3: every test relation and NQ-style dev)."""
+    cfg = params.retriever_experiments
+    wanted = "pattern" if job.table == "pattern" else "multitask"
+    files = [queries[wanted]] if wanted in queries else []
+    config = finetune_config(params.retriever_training.dpr, cfg.finetune, job.mode)
+    config = config.model_copy(update={"seed": seed})
+    runs_dir = layout.experiment_results / "runs"
+    return finetune_and_evaluate(
+        name, job.train_sets, config, baseline, out_dir=layout.experiment_model(name),
+        checkpoint_dir=layout.experiment_checkpoints(name), queries=files,
+        run_path=lambda q: runs_dir / q.stem / f"{name}.trec", collection=collection,
+        orchestration=params.orchestration, max_questions=job.max_questions)
 
 
 def figure2(params: Params, layout: Layout, baseline: Baseline,
@@ -154,21 +178,19 @@ def retriever_experiments(params: Params | None = None, profile: str | None = No
             runs[name][retriever.name] = run(
                 retriever, path, runs_dir / name / f"{retriever.name}.trec", indexes=indexes,
                 runs={}, orchestration=params.orchestration)
-    for job in jobs:
-        if status[job.name]["status"] != "ran":
-            continue
-        wanted = "pattern" if job.table == "pattern" else "multitask"
-        files = [queries[wanted]] if wanted in queries else []
-        config = finetune_config(params.retriever_training.dpr, cfg.finetune, job.mode)
-        out_dir = layout.experiment_model(job.name)
-        summary, job_runs = finetune_and_evaluate(
-            job.name, job.train_sets, config, baseline, out_dir=out_dir,
-            checkpoint_dir=layout.experiment_checkpoints(job.name), queries=files,
-            run_path=lambda q, n=job.name: runs_dir / q.stem / f"{n}.trec", collection=own,
-            orchestration=params.orchestration, max_questions=job.max_questions)
-        status[job.name].update(summary)
-        for queries_file, run_path in job_runs.items():
-            runs[queries_file.stem][job.name] = run_path
+    main_seed = params.retriever_training.dpr.seed
+    seeds = (main_seed, *cfg.extra_seeds)
+    for seed in seeds:
+        for job in jobs:
+            if status[job.name]["status"] != "ran":
+                continue
+            name = seed_model(job.name, seed, main_seed)
+            summary, job_runs = finetune_job(params, layout, job, name=name, seed=seed,
+                                             baseline=baseline, collection=own, queries=queries)
+            if seed == main_seed:
+                status[job.name].update(summary)
+            for queries_file, run_path in job_runs.items():
+                runs[queries_file.stem][name] = run_path
     passages = collect_passages([p for by in runs.values() for p in by.values()], own,
                                 layout.experiment_results / "passages.parquet")
     tsne = figure2(params, layout, baseline, status)
@@ -177,7 +199,7 @@ def retriever_experiments(params: Params | None = None, profile: str | None = No
         report_path=layout.experiment_report, baseline=cfg.baseline, k=cfg.k,
         mode=params.retrieval.has_answer_mode, nq_mode=cfg.multitask.nq_has_answer_mode,
         boot={"n": cfg.n_bootstrap, "seed": cfg.bootstrap_seed, "confidence": cfg.confidence},
-        extra={"figure2": tsne})
+        extra={"figure2": tsne}, seeds=seeds, main_seed=main_seed)
     print(f"retriever experiments: {len(jobs)} jobs, not run: {metrics['not_run'] or 'none'} "
           f"-> {layout.experiment_metrics}, {layout.experiment_report}")
     return metrics

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from tasks.config_section import Section
 from tasks.mlm_config import MlmConfig
@@ -271,6 +271,16 @@ class Params(Section):
     retrieve_then_read: RetrieveThenReadConfig = RetrieveThenReadConfig()
     specialised_encoders: SpecialisedEncodersConfig = SpecialisedEncodersConfig()
     orchestration: OrchestrationConfig = OrchestrationConfig()
+
+    @model_validator(mode="after")
+    def _finetune_seeds_apart(self) -> Params:
+        main = self.retriever_training.dpr.seed
+        if main in self.retriever_experiments.extra_seeds:
+            raise ValueError(f"retriever_experiments.extra_seeds "
+                             f"{list(self.retriever_experiments.extra_seeds)} repeats "
+                             f"retriever_training.dpr.seed {main}: its fine-tunes are the "
+                             "tables' own")
+        return self
 
     def raw_path(self, source_key: str) -> Path:
         """Absolute-or-relative path of one raw source (``sources.<key>``)."""

@@ -103,3 +103,17 @@ class RetrieverExperimentsConfig(Section):
     n_bootstrap: int = Field(1000, ge=1)
     bootstrap_seed: int = 0
     confidence: float = Field(0.95, gt=0.0, lt=1.0)
+    extra_seeds: tuple[int, ...] = Field((), description=(
+        "fine-tuning seeds besides retriever_training.dpr.seed: every Table 2-3 fine-tune runs "
+        "again with each (same data and settings, from the same baseline), and the rows and "
+        "key differences are summarised over all seeds (mean, sd, t-interval, two-level "
+        "bootstrap); not in the paper, each seed costs one more set of fine-tunes"))
+
+    @field_validator("extra_seeds")
+    @classmethod
+    def _distinct_extra_seeds(cls, seeds: tuple[int, ...]) -> tuple[int, ...]:
+        repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+        if repeated:
+            raise ValueError(f"extra_seeds {list(seeds)} repeats seed(s) {repeated}: each "
+                             "fine-tuning seed may appear once")
+        return seeds

@@ -14,51 +14,28 @@ than their originals).
 The t-interval covers the training draws only. Each difference is also a ``seeds x questions``
 matrix of per-question differences (same questions under every seed), so a two-level bootstrap
 that resamples seeds and questions independently
-(:func:`tasks.evaluation.crossed_bootstrap.crossed_bootstrap`) gives an interval that covers
+(:func:`tasks.evaluation.over_seeds.summarise_over_seeds`) gives an interval that covers
 both (``two_level_low`` / ``two_level_high`` in every gain, drop and pattern summary).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from tasks.evaluation.crossed_bootstrap import crossed_bootstrap
+from tasks.evaluation.over_seeds import SeedInterval, seed_summary, summarise_over_seeds
 from tasks.io.errors import DataFormatError
 from tasks.io.squad import SquadDataset, read_predictions
 from tasks.reading.scoring import question_scores, read_squad_v11, score_predictions
 
+__all__ = ["compare_over_seeds", "seed_summary"]
+
 METRICS = ("exact_match", "f1")
 #: One seed's prediction files: ``{"before": {file: path}, "after": {kind: {file: path}}}``.
 SeedRun = Mapping[str, Mapping]
-
-
-def seed_summary(values: Sequence[float], confidence: float = 0.95) -> dict:
-    """Mean, sample sd and Student-t interval of per-seed ``values`` (points, 2 decimals),
-    with how many are above and below 0. With one value sd and the interval are None."""
-    from scipy import stats
-
-    n = len(values)
-    if n == 0:
-        raise ValueError("no seed values to summarise")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"need 0 < confidence < 1, got {confidence}")
-    mean = math.fsum(values) / n
-    out: dict = {"seeds": n, "mean": round(mean, 2), "sd": None, "ci_low": None,
-                 "ci_high": None, "significant": False,
-                 "above_zero": sum(v > 0 for v in values),
-                 "below_zero": sum(v < 0 for v in values)}
-    if n > 1:
-        sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
-        half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
-        low, high = mean - half, mean + half
-        out.update(sd=round(sd, 2), ci_low=round(low, 2), ci_high=round(high, 2),
-                   significant=bool(low > 0 or high < 0))
-    return out
 
 
 @dataclass(frozen=True)
@@ -69,31 +46,12 @@ class _Scored:
     per_question: dict[str, np.ndarray]
 
 
-@dataclass(frozen=True)
-class _Interval:
-    """What the two-level bootstrap needs besides the matrices."""
-
-    confidence: float
-    n: int
-    seed: int
-
-
 def _score(questions: SquadDataset, predictions_path: Path) -> _Scored:
     predictions = read_predictions(predictions_path)
     report = score_predictions(questions, predictions)
     em, f1 = np.asarray(question_scores(questions, predictions), dtype=np.float64).T * 100.0
     return _Scored({"exact_match": report.exact_match, "f1": report.f1},
                    {"exact_match": em, "f1": f1})
-
-
-def _summary(per_seed: Sequence[float], matrix: np.ndarray, interval: _Interval) -> dict:
-    """:func:`seed_summary` of the per-seed values plus the two-level bootstrap interval of
-    the ``seeds x questions`` matrix whose row means they are."""
-    out = seed_summary(per_seed, interval.confidence)
-    _, low, high = crossed_bootstrap(matrix, n=interval.n, seed=interval.seed,
-                                     confidence=interval.confidence)
-    return out | {"two_level_low": round(low, 2), "two_level_high": round(high, 2),
-                  "two_level_significant": bool(low > 0 or high < 0)}
 
 
 def compare_over_seeds(runs: Mapping[int, SeedRun], data_files: Mapping[str, Path],
@@ -108,7 +66,7 @@ def compare_over_seeds(runs: Mapping[int, SeedRun], data_files: Mapping[str, Pat
         raise ValueError("no seed runs to compare")
     seeds = list(runs)
     kinds = list(next(iter(runs.values()))["after"])
-    interval = _Interval(confidence, n_bootstrap, bootstrap_seed)
+    interval = SeedInterval(confidence, n_bootstrap, bootstrap_seed)
     data = {name: read_squad_v11(path) for name, path in data_files.items()}
     before = {seed: {name: _score(questions, run["before"][name])
                      for name, questions in data.items() if questions}
@@ -139,7 +97,7 @@ def compare_over_seeds(runs: Mapping[int, SeedRun], data_files: Mapping[str, Pat
 PerSeed = Mapping[int, Mapping[str, _Scored]]
 
 
-def _gains(per_seed: PerSeed, n_questions: int, interval: _Interval) -> dict:
+def _gains(per_seed: PerSeed, n_questions: int, interval: SeedInterval) -> dict:
     """One test file: per-seed scores and gains, their summaries over seeds."""
     block: dict = {"questions": n_questions, "per_seed": {
         str(seed): {side: {m: round(v[side].totals[m], 2) for m in METRICS}
@@ -150,7 +108,7 @@ def _gains(per_seed: PerSeed, n_questions: int, interval: _Interval) -> dict:
         for side in ("before", "after"):
             block[f"{side}_{m}"] = seed_summary([v[side].totals[m] for v in per_seed.values()],
                                                 interval.confidence)
-        block[f"{m}_gain"] = _summary(
+        block[f"{m}_gain"] = summarise_over_seeds(
             [v["after"].totals[m] - v["before"].totals[m] for v in per_seed.values()],
             _gain_matrix(per_seed, m), interval)
     return block
@@ -178,7 +136,7 @@ def _paired_lengths(stem: str, orig: PerSeed, para: PerSeed,
 
 
 def _drops(scored: Mapping[str, PerSeed], data_files: Mapping[str, Path],
-           interval: _Interval) -> dict:
+           interval: SeedInterval) -> dict:
     """Gan & Ng's Tables 1-2 over seeds: ``orig - para`` of the reader before and after
     augmentation, per seed and summarised, for every paraphrased set."""
     out: dict = {}
@@ -190,7 +148,7 @@ def _drops(scored: Mapping[str, PerSeed], data_files: Mapping[str, Path],
                             for m in METRICS} for seed in orig}
             out[stem][side] = {"per_seed": {str(s): {m: round(d[m], 2) for m in METRICS}
                                             for s, d in drops.items()},
-                               **{m: _summary([d[m] for d in drops.values()], np.stack(
+                               **{m: summarise_over_seeds([d[m] for d in drops.values()], np.stack(
                                    [orig[s][side].per_question[m] - para[s][side].per_question[m]
                                     for s in orig]), interval) for m in METRICS}}
     return out
@@ -203,7 +161,7 @@ def _gain_matrix(per_seed: PerSeed, metric: str) -> np.ndarray:
 
 
 def _pattern(scored: Mapping[str, PerSeed], data_files: Mapping[str, Path],
-             interval: _Interval) -> dict:
+             interval: SeedInterval) -> dict:
     """``<set>_para`` gain minus ``<set>_orig`` gain per seed, for every set with both."""
     out = {}
     for stem, (orig, para) in _pairs(scored).items():
@@ -213,7 +171,7 @@ def _pattern(scored: Mapping[str, PerSeed], data_files: Mapping[str, Path],
                         for m in METRICS} for seed in orig}
         out[stem] = {"per_seed": {str(s): {m: round(d[m], 2) for m in METRICS}
                                   for s, d in diffs.items()},
-                     **{m: _summary([d[m] for d in diffs.values()],
+                     **{m: summarise_over_seeds([d[m] for d in diffs.values()],
                                     _gain_matrix(para, m) - _gain_matrix(orig, m), interval)
                         for m in METRICS}}
     return out

@@ -9,6 +9,7 @@ from typing import Any
 
 from tasks.reporting.html_page import Section, Table, Text
 from tasks.reporting.html_sections import _figure, _missing, _num, read_json
+from tasks.reporting.seed_tables import experiment_seed_intro, experiment_seed_rows
 
 #: Loss-curve points shown per model (evenly spaced, first and last included).
 CURVE_POINTS = 8
@@ -120,6 +121,11 @@ def retriever_experiments_section(artifacts: Mapping[str, Path], root: Path) -> 
         section.blocks += _pattern_blocks(metrics)
     if "multitask" in metrics:
         section.blocks += _multitask_blocks(metrics)
+    if "seeds" in metrics:
+        header, rows = experiment_seed_rows(metrics["seeds"])
+        section.blocks += [Text(experiment_seed_intro(metrics["seeds"])), Table(
+            caption="Over fine-tuning seeds (not in the paper)", header=header, rows=rows,
+            numeric=[False, False, False, True, False, False, False, False, False])]
     tsne = metrics.get("figure2")
     if tsne and tsne.get("status") == "ran":
         scores = ", ".join(f"{p}: {v:+.3f}" for p, v in tsne["silhouette_cosine"].items())

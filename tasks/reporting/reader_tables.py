@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from tasks.reporting.seed_tables import mean_sd, t_interval, two_level
+
 #: Counts of the augmented training data shown in the report, in order.
 COUNT_KEYS = ("training_questions", "paraphrased_questions", "candidates", "skipped_below_bar",
               "above_bar", "skipped_by_raters", "skipped_per_question", "skipped_over_n",
@@ -61,34 +63,14 @@ def count_rows(metrics: Mapping) -> tuple[list[str], list[list[object]]]:
     return header, rows
 
 
-def _mean_sd(summary: Mapping) -> str:
-    sd = "-" if summary["sd"] is None else f"{summary['sd']:.2f}"
-    return f"{summary['mean']:+.2f} ({sd})"
-
-
-def _interval(summary: Mapping) -> str:
-    if summary["ci_low"] is None:
-        return "-"
-    return (f"[{summary['ci_low']:+.2f}, {summary['ci_high']:+.2f}]"
-            + (" *" if summary["significant"] else ""))
-
-
-def _two_level(summary: Mapping) -> str:
-    """The seeds x questions bootstrap interval ("-" in metrics written before it existed)."""
-    if summary.get("two_level_low") is None:
-        return "-"
-    return (f"[{summary['two_level_low']:+.2f}, {summary['two_level_high']:+.2f}]"
-            + (" *" if summary["two_level_significant"] else ""))
-
-
 #: The columns :func:`_over_seeds` fills, after a table's own leading columns.
 OVER_SEEDS = ["mean (sd)", "t-interval", "two-level CI"]
 
 
 def _over_seeds(em: Mapping, f1: Mapping) -> list[object]:
     """EM mean (sd), t-interval, two-level CI, seeds above 0; F1 likewise (no count)."""
-    return [_mean_sd(em), _interval(em), _two_level(em), f"{em['above_zero']} of {em['seeds']}",
-            _mean_sd(f1), _interval(f1), _two_level(f1)]
+    return [mean_sd(em), t_interval(em), two_level(em), f"{em['above_zero']} of {em['seeds']}",
+            mean_sd(f1), t_interval(f1), two_level(f1)]
 
 
 def _over_seeds_header(em_label: str, count_label: str) -> list[str]:

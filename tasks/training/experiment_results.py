@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tasks.evaluation.over_seeds import SeedInterval
 from tasks.evaluation.topk import hits_at_k
 from tasks.io.atomic import write_json, write_text
 from tasks.io.trec import read_trec_run
@@ -19,6 +20,7 @@ from tasks.orchestration import artifact_task
 from tasks.retrieval.core import first_hits, load_passages
 from tasks.retrieval.query_sets import QuerySet, read_query_set
 from tasks.training.experiment_plan import Job
+from tasks.training.experiment_seeds import compare_over_seeds
 from tasks.training.experiment_tables import (
     NQ_DEV,
     markdown_report,
@@ -47,9 +49,12 @@ def write_experiment_results(jobs: Sequence[Job], status: Mapping[str, dict],
                              runs: Mapping[str, Mapping[str, Path]], queries: Mapping[str, Path],
                              passages: Path, metrics_path: Path, report_path: Path,
                              baseline: str, k: int, mode: str, nq_mode: str,
-                             boot: Mapping[str, Any], extra: Mapping[str, Any]) -> dict:
+                             boot: Mapping[str, Any], extra: Mapping[str, Any],
+                             seeds: Sequence[int] = (), main_seed: int = 0) -> dict:
     """``runs[query set][model]``: TREC runs over the query-set files ``queries[query set]``;
-    score them, build Tables 2-3, write the metrics JSON and the Markdown report."""
+    score them, build Tables 2-3, write the metrics JSON and the Markdown report. With
+    ``seeds`` (the fine-tuning seeds, ``main_seed`` included; the others' models named by
+    :func:`tasks.training.experiment_seeds.seed_model`) also the comparison over seeds."""
     table = load_passages(passages)
     hits: dict[str, dict[str, dict[str, list[int]]]] = {}
     for name, by_model in runs.items():
@@ -70,6 +75,11 @@ def write_experiment_results(jobs: Sequence[Job], status: Mapping[str, dict],
         metrics["pattern"] = pattern_table(jobs, status, hits, baseline, boot)
     if any(j.table == "multitask" for j in jobs):
         metrics["multitask"] = multitask_table(jobs, status, hits, baseline, boot)
+    if len(seeds) > 1:
+        ran = {job.name: status[job.name]["status"] == "ran" for job in jobs}
+        metrics["seeds"] = compare_over_seeds(
+            jobs, ran, hits, baseline, seeds, main_seed,
+            SeedInterval(boot["confidence"], boot["n"], boot["seed"]))
     write_json(metrics_path, metrics, indent=2)
     write_text(report_path, markdown_report(metrics) + "\n")
     return metrics

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tasks.evaluation.topk import bootstrap_difference
+from tasks.reporting.seed_tables import experiment_seed_intro, experiment_seed_rows
 from tasks.reporting.tables import markdown_table
 from tasks.training.experiment_plan import Job
 
@@ -179,4 +180,9 @@ def markdown_report(metrics: Mapping[str, Any]) -> str:
             out += [markdown_table(["relation", "A - B", "on", "difference [CI]"],
                                    [[d["relation"], f"{d['a']} - {d['b']}", d["on"],
                                      _ci(d["difference"])] for d in table3["differences"]]), ""]
+    seeds = metrics.get("seeds")
+    if seeds is not None:
+        out += ["## Over fine-tuning seeds (not in the paper)", "",
+                experiment_seed_intro(seeds), "", markdown_table(*experiment_seed_rows(seeds)),
+                ""]
     return "\n".join(out)

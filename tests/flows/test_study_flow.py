@@ -77,6 +77,8 @@ def test_study_writes_the_html_report(two_runs, smoke_params):
         assert f"{name}: macro top-{k} accuracy {macro:.2f}%" in html, name
     # accuracy vs k, Figure 1 and Figure 2 (t-SNE of the retriever experiments)
     assert html.count("data:image/png;base64,") == 3 and 'class="not-run-note"' not in html
+    # the smoke profile fine-tunes once more with retriever_experiments.extra_seeds
+    assert "Over fine-tuning seeds" in html and "onlyP - onlyQ" in html
     with get_client(sync_client=True) as client:
         links = client.read_artifacts(artifact_filter=ArtifactFilter(
             key=ArtifactFilterKey(any_=["qastress-report"])))

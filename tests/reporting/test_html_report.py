@@ -290,6 +290,25 @@ def test_augmentation_over_training_seeds_is_shown_when_run(tmp_path):
         assert text in html, text
 
 
+def test_retriever_experiments_over_fine_tuning_seeds_are_shown_when_run(tmp_path):
+    from tasks.evaluation.over_seeds import seed_summary
+
+    layout = _world(tmp_path)
+    assert "Over fine-tuning seeds" not in _build(layout).html
+    diff = {"questions": 40, "per_seed": {"12345": -5.0, "1": -7.5},
+            **seed_summary([-5.0, -7.5]), "two_level_low": -14.5, "two_level_high": 0.75,
+            "two_level_significant": False}
+    seeds = {"seeds": [12345, 1], "main_seed": 12345, "confidence": 0.95,
+             "pattern": {"rows": [], "onlyP_vs_onlyQ": [
+                 {"relation": "P19", "template": "test", "difference": diff}]},
+             "multitask": {"differences": []}}
+    _write(layout.experiment_metrics, {**_experiments(), "seeds": seeds})
+    html = _build(layout).html
+    for text in ("Over fine-tuning seeds", "per seed (12345, 1)", "test onlyP - onlyQ",
+                 "-5.00, -7.50", "-6.25 (1.77)", "[-14.50, +0.75]", "0 of 2"):
+        assert text in html, text
+
+
 def test_rebuild_is_byte_identical_here_and_in_another_directory(tmp_path):
     layout = _world(tmp_path / "one")
     out = layout.report_html

@@ -69,3 +69,18 @@ def test_onlyq_reuses_the_baseline_index_and_figure2_is_drawn(flow_run):
     assert layout.experiment_tsne_plot.read_bytes()[:4] == b"\x89PNG"
     assert metrics["figure2"]["status"] == "ran"
     assert metrics["figure2"]["passages"]["NQ-style"] == 20
+
+
+def test_every_fine_tune_runs_again_with_the_extra_seed(flow_run):
+    params, metrics = flow_run
+    layout = Layout(params)
+    main, extra = params.retriever_training.dpr.seed, params.retriever_experiments.extra_seeds
+    assert extra == (7,) and metrics["seeds"]["seeds"] == [main, 7]
+    for name in ("ft-p19-test-onlyp", "mt-p19-single", "mt-p19-multi"):
+        assert (layout.experiment_model(f"{name}-seed7") / "ctx_encoder").is_dir()
+    assert not layout.experiment_model("ft-p159-test-onlyq-seed7").exists()  # did not run
+    (p_vs_q,) = metrics["seeds"]["pattern"]["onlyP_vs_onlyQ"]
+    main_diff = next(d for d in metrics["pattern"]["onlyP_vs_onlyQ"] if d["relation"] == "P19")
+    assert p_vs_q["difference"]["per_seed"][str(main)] == main_diff["difference"]["difference"]
+    assert "## Over fine-tuning seeds" in layout.experiment_report.read_text()
+
