@@ -37,8 +37,13 @@ def _difference(a: Callable[[int], str], b: Callable[[int], str], group: str,
                 ) -> dict[str, Any] | None:
     """``a(seed) - b(seed)`` on ``group`` per seed and summarised (points); None without
     questions."""
-    rows = [np.asarray(hits_of(a(s), group), float) - np.asarray(hits_of(b(s), group), float)
-            for s in seeds]
+    rows = []
+    for seed in seeds:
+        x, y = (np.asarray(hits_of(m(seed), group), float) for m in (a, b))
+        if x.shape != y.shape:
+            raise ValueError(f"{group}: {a(seed)} has hits for {x.size} questions, "
+                             f"{b(seed)} for {y.size} (a run missing or of another query set)")
+        rows.append(x - y)
     if not rows[0].size:
         return None
     matrix = 100.0 * np.stack(rows)

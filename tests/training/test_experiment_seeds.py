@@ -98,6 +98,14 @@ def test_report_rows_and_markdown_section(seeds):
     assert "| Table 3 | P19 multi - single | nq-dev | 4 | +50.00, +25.00 |" in report
 
 
+def test_a_seed_model_without_hits_is_a_clear_error():
+    hits = _hits()
+    del hits["pattern"]["ft-p19-test-onlyp-seed7"]
+    with pytest.raises(ValueError, match="P19: ft-p19-test-onlyp-seed7 has hits for 0 "
+                                         "questions, dpr-nq for 4"):
+        compare_over_seeds(JOBS, RAN, hits, "dpr-nq", [MAIN, OTHER], MAIN, SeedInterval())
+
+
 def test_a_repeated_fine_tuning_seed_is_refused():
     with pytest.raises(ValueError, match=r"extra_seeds \[3, 3\] repeats seed\(s\) \[3\]"):
         RetrieverExperimentsConfig(extra_seeds=[3, 3])
