@@ -10,7 +10,9 @@ questions independently, with replacement, and takes the mean of the resampled s
 (Owen, 2007, "The pigeonhole bootstrap", Annals of Applied Statistics 1(2)). Its variance is
 about ``var(seed effects) / S + var(question effects) / Q + var(interaction) / (S Q)``; it
 slightly overstates the variance (conservative). With one seed it is a plain bootstrap over the
-questions.
+questions. With a handful of seeds the percentile interval of the seed factor is narrower than
+a Student-t interval over the per-seed values (plug-in variance over ``S``, not ``S - 1``, and
+no t quantile), so where the seeds dominate the t-interval is the wider, safer one.
 """
 
 from __future__ import annotations

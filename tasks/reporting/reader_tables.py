@@ -90,7 +90,9 @@ def seed_intro(seeds: Mapping) -> str:
             f"Student-t {level}% interval for the mean gain over training draws (* = excludes "
             "0). The bootstrap CIs above cover the questions of one training draw only; the "
             f"two-level {level}% CI resamples both the seeds and the questions (a crossed "
-            "bootstrap: every seed answers the same questions), so it covers both.")
+            "bootstrap: every seed answers the same questions), so it covers both; with few "
+            "seeds its share of the seeds runs narrower than the t-interval (a percentile "
+            "bootstrap over a handful of draws), so read the wider of the two.")
 
 
 def seed_gain_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:

@@ -63,4 +63,6 @@ def experiment_seed_intro(seeds: Mapping[str, Any]) -> str:
             f"the tables above are seed {seeds['main_seed']}), from the same baseline and on "
             "the same data. Top-k differences in points; mean (sample sd) over seeds, a "
             f"Student-t {level}% interval over training draws and a two-level {level}% "
-            "bootstrap CI that resamples seeds and questions together (* = excludes 0).")
+            "bootstrap CI that resamples seeds and questions together (* = excludes 0); with "
+            "few seeds the bootstrap's share of the seeds runs narrower than the t-interval, "
+            "so read the wider of the two.")
