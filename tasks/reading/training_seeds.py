@@ -82,9 +82,9 @@ def compare_over_seeds(runs: Mapping[int, SeedRun], data_files: Mapping[str, Pat
                                    "after": _score(questions, run["after"][kind][name])}
                             for seed, run in runs.items()}
             sets[name] = _gains(scored[name], len(questions), interval)
-        out[kind] = {"sets": sets,
-                     "paraphrase_minus_original": _pattern(scored, data_files, interval),
-                     "paraphrase_drop": _drops(scored, data_files, interval)}
+        pairs = _pairs(scored, data_files)
+        out[kind] = {"sets": sets, "paraphrase_minus_original": _pattern(pairs, interval),
+                     "paraphrase_drop": _drops(pairs, interval)}
     return {"statistic": "EM/F1 in percent (official SQuAD v1.1) of the reader before and "
                          "after augmentation, each trained once per seed; gain = after - "
                          "before in points; mean, sample sd and Student-t interval over seeds; "
@@ -114,43 +114,50 @@ def _gains(per_seed: PerSeed, n_questions: int, interval: SeedInterval) -> dict:
     return block
 
 
-def _pairs(scored: Mapping[str, PerSeed]) -> dict[str, tuple[PerSeed, PerSeed]]:
-    """``{set: (orig per-seed scores, para per-seed scores)}`` of every set with both files."""
+#: ``{set: (orig per-seed scores, para per-seed scores)}``, questions paired by position.
+Pairs = Mapping[str, tuple[PerSeed, PerSeed]]
+
+
+def _pairs(scored: Mapping[str, PerSeed], data_files: Mapping[str, Path]) -> Pairs:
+    """Every set with both files; its orig and para files pair their questions by position,
+    so they must hold as many (a :class:`DataFormatError` naming the para file otherwise)."""
     out = {}
     for name in scored:
         stem = name.removesuffix("_orig")
-        if stem != name and f"{stem}_para" in scored:
-            out[stem] = (scored[name], scored[f"{stem}_para"])
+        if stem == name or f"{stem}_para" not in scored:
+            continue
+        orig, para = scored[name], scored[f"{stem}_para"]
+        o, p = (len(next(iter(x.values()))["before"].per_question["exact_match"])
+                for x in (orig, para))
+        if o != p:
+            raise DataFormatError(data_files[f"{stem}_para"], "questions", f"{o} questions, "
+                                  f"one per question of {stem}_orig (paired by position)",
+                                  f"{p} questions")
+        out[stem] = (orig, para)
     return out
 
 
-def _paired_lengths(stem: str, orig: PerSeed, para: PerSeed,
-                    data_files: Mapping[str, Path]) -> None:
-    """The orig and para files of a set pair their questions by position: same count."""
-    o = len(next(iter(orig.values()))["before"].per_question["exact_match"])
-    p = len(next(iter(para.values()))["before"].per_question["exact_match"])
-    if o != p:
-        raise DataFormatError(data_files[f"{stem}_para"], "questions", f"{o} questions, one "
-                              f"per question of {stem}_orig (paired by position)",
-                              f"{p} questions")
+def _drop_matrix(orig: PerSeed, para: PerSeed, side: str, metric: str) -> np.ndarray:
+    """``seeds x questions``: orig - para per question pair of one reader side, in points."""
+    return np.stack([orig[s][side].per_question[metric] - para[s][side].per_question[metric]
+                     for s in orig])
 
 
-def _drops(scored: Mapping[str, PerSeed], data_files: Mapping[str, Path],
-           interval: SeedInterval) -> dict:
+def _drops(pairs: Pairs, interval: SeedInterval) -> dict:
     """Gan & Ng's Tables 1-2 over seeds: ``orig - para`` of the reader before and after
     augmentation, per seed and summarised, for every paraphrased set."""
     out: dict = {}
-    for stem, (orig, para) in _pairs(scored).items():
-        _paired_lengths(stem, orig, para, data_files)
+    for stem, (orig, para) in pairs.items():
         out[stem] = {}
         for side in ("before", "after"):
             drops = {seed: {m: orig[seed][side].totals[m] - para[seed][side].totals[m]
                             for m in METRICS} for seed in orig}
             out[stem][side] = {"per_seed": {str(s): {m: round(d[m], 2) for m in METRICS}
                                             for s, d in drops.items()},
-                               **{m: summarise_over_seeds([d[m] for d in drops.values()], np.stack(
-                                   [orig[s][side].per_question[m] - para[s][side].per_question[m]
-                                    for s in orig]), interval) for m in METRICS}}
+                               **{m: summarise_over_seeds(
+                                   [d[m] for d in drops.values()],
+                                   _drop_matrix(orig, para, side, m), interval)
+                                  for m in METRICS}}
     return out
 
 
@@ -160,12 +167,10 @@ def _gain_matrix(per_seed: PerSeed, metric: str) -> np.ndarray:
                      for v in per_seed.values()])
 
 
-def _pattern(scored: Mapping[str, PerSeed], data_files: Mapping[str, Path],
-             interval: SeedInterval) -> dict:
+def _pattern(pairs: Pairs, interval: SeedInterval) -> dict:
     """``<set>_para`` gain minus ``<set>_orig`` gain per seed, for every set with both."""
     out = {}
-    for stem, (orig, para) in _pairs(scored).items():
-        _paired_lengths(stem, orig, para, data_files)
+    for stem, (orig, para) in pairs.items():
         diffs = {seed: {m: (para[seed]["after"].totals[m] - para[seed]["before"].totals[m])
                         - (orig[seed]["after"].totals[m] - orig[seed]["before"].totals[m])
                         for m in METRICS} for seed in orig}
