@@ -14,7 +14,10 @@ Format::
       ...
 
 :func:`updated_expected` makes the next version from a metrics directory, keeping the previous
-file's tolerance and ignore globs; :func:`write_expected` writes it atomically.
+file's tolerance and ignore globs; :func:`write_expected` writes it atomically. Given the previous
+file's text, it keeps that file's settings block (everything above ``scores:``, comments included)
+word for word when the settings are unchanged: the comments that say why a tolerance is there
+survive an update. Comments among the scores are not kept (the scores are regenerated).
 """
 
 from __future__ import annotations
@@ -108,10 +111,8 @@ def updated_expected(actual: Mapping[str, Scalar], profile: str,
                           ignore=base.ignore)
 
 
-def dump_expected(expected: ExpectedScores) -> str:
-    """The YAML text of an expected-score file, with a header saying how to regenerate it."""
-    profile = expected.profile
-    header = (
+def _header(profile: str) -> str:
+    return (
         f"# Expected scores of the `{profile}` profile: every number of metrics/*.json after\n"
         f"# `qastress run --profile {profile}`, checked by `qastress check-scores --profile "
         f"{profile}`.\n"
@@ -119,16 +120,53 @@ def dump_expected(expected: ExpectedScores) -> str:
         "# A changed number fails the check until this file is regenerated deliberately:\n"
         f"#   qastress run --profile {profile} && "
         f"qastress check-scores --profile {profile} --update\n")
-    body = {
-        "profile": profile,
+
+
+def settings_block(text: str) -> str | None:
+    """The part of an expected file's text above its top-level ``scores:`` line (header,
+    profile, tolerance, ignore and their comments); None without such a line."""
+    lines = text.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        if line.rstrip() == "scores:" or line.startswith("scores: "):
+            return "".join(lines[:number])
+    return None
+
+
+def _same_settings(block: str, expected: ExpectedScores) -> bool:
+    try:
+        raw = yaml.safe_load(block) or {}
+        kept = parse_expected({**raw, "scores": {}}, "settings")
+    except (yaml.YAMLError, ExpectedScoresError, TypeError):
+        return False
+    return (kept.profile, kept.tolerance, kept.ignore) == (
+        expected.profile, expected.tolerance, expected.ignore)
+
+
+def dump_expected(expected: ExpectedScores, previous_text: str | None = None) -> str:
+    """The YAML text of an expected-score file, with a header saying how to regenerate it.
+
+    With ``previous_text`` (the file being replaced) whose settings equal ``expected``'s, its
+    settings block is kept as written, comments included; otherwise the settings are written
+    afresh.
+    """
+    scores = yaml.safe_dump({"scores": dict(expected.scores)}, sort_keys=False,
+                            allow_unicode=True, width=100)
+    block = settings_block(previous_text) if previous_text is not None else None
+    if block is not None and _same_settings(block, expected):
+        return block + scores
+    settings = {
+        "profile": expected.profile,
         "tolerance": {"default": expected.tolerance.default,
                       "by_key": dict(expected.tolerance.by_key)},
         "ignore": dict(expected.ignore),
-        "scores": dict(expected.scores),
     }
-    return header + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=100)
+    return (_header(expected.profile)
+            + yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, width=100) + scores)
 
 
 def write_expected(path: Path, expected: ExpectedScores) -> Path:
-    """Write an expected-score file atomically."""
-    return write_text(path, dump_expected(expected))
+    """Write an expected-score file atomically; the file it replaces keeps its settings block
+    (with its comments) when the settings are unchanged."""
+    path = Path(path)
+    previous = path.read_text(encoding="utf-8") if path.is_file() else None
+    return write_text(path, dump_expected(expected, previous))

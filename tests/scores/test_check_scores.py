@@ -15,6 +15,7 @@ from tasks.scores.expected import (
     ExpectedScoresError,
     load_expected,
     parse_expected,
+    settings_block,
     updated_expected,
     write_expected,
 )
@@ -116,6 +117,48 @@ def test_expected_file_round_trip_keeps_settings(tmp_path):
     second = updated_expected({"a.json#/x": 2.0, "a.json#/note": "p"}, "smoke", loaded)
     assert second.scores == {"a.json#/x": 2.0}  # ignored keys are not stored
     assert second.tolerance == first.tolerance and second.ignore == first.ignore
+
+
+def test_an_update_keeps_the_comments_of_the_settings(tmp_path):
+    """`check-scores --update` regenerates the scores but keeps the settings block as written,
+    so a comment saying why a tolerance is there survives (it was lost before)."""
+    path = tmp_path / "smoke.yaml"
+    path.write_text(
+        "# hand-written header\n"
+        "profile: smoke\n"
+        "tolerance:\n"
+        "  default: 0.0001\n"
+        "  by_key:\n"
+        "    # differs between CPUs in the 4th decimal\n"
+        "    '*#/scale': 0.001\n"
+        "ignore:\n"
+        "  '*#/note': a path\n"
+        "scores:\n"
+        "  # a comment among the scores is not kept\n"
+        "  a.json#/x: 1.5\n", encoding="utf-8")
+    previous = load_expected(path)
+    write_expected(path, updated_expected({"a.json#/x": 2.0, "a.json#/scale": 0.5,
+                                           "a.json#/note": "p"}, "smoke", previous))
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# hand-written header\nprofile: smoke\n")
+    assert "    # differs between CPUs in the 4th decimal\n" in text
+    assert "among the scores" not in text
+    loaded = load_expected(path)
+    assert loaded.scores == {"a.json#/x": 2.0, "a.json#/scale": 0.5}
+    assert (loaded.tolerance, loaded.ignore) == (previous.tolerance, previous.ignore)
+
+    # settings that differ from the file's are written afresh, with the standard header
+    changed = ExpectedScores("smoke", loaded.scores, Tolerance(0.01, ()), loaded.ignore)
+    write_expected(path, changed)
+    text = path.read_text(encoding="utf-8")
+    assert "hand-written" not in text and "qastress check-scores --profile smoke" in text
+    assert load_expected(path) == changed
+
+
+def test_settings_block_is_the_text_above_scores():
+    assert settings_block("profile: a\nscores:\n  k: 1\n") == "profile: a\n"
+    assert settings_block("profile: a\nscores: {}\n") == "profile: a\n"
+    assert settings_block("profile: a\n  scores:\n") is None
 
 
 @pytest.mark.parametrize(("raw", "message"), [
