@@ -1,0 +1,75 @@
+"""How much Table 2 depends on its sample of test questions.
+
+Scores the retriever-experiment TREC runs of one relation on all of its no-overlap test
+questions and on the seeded sub-sample that ``entity_questions.no_overlap_test: N`` would have
+drawn (the same ``sample_facts`` draw), and prints onlyP - onlyQ per fine-tuning seed on both.
+Used in Session 16 to separate the effect of more test questions from that of another
+no-overlap training sample when the demo's test set went from 100 to 300 questions
+(``bench/RESULTS.md``). Run in a project that has run the retriever-experiments stage:
+
+    python bench/table2_question_sample.py --relation P19 --sample 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import numpy as np
+
+from tasks.config import load_params
+from tasks.io.trec import read_trec_run
+from tasks.questions.facts import relation_rng
+from tasks.retrieval.core import load_passages
+from tasks.retrieval.query_sets import QuerySet, read_query_set
+from tasks.training.experiment_results import group_hits
+
+RESULTS = Path("results/retriever_experiments")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--relation", default="P19")
+    parser.add_argument("--sample", type=int, default=100,
+                        help="size of the sub-sample (no_overlap_test's former value)")
+    parser.add_argument("--runs", type=Path, default=RESULTS / "runs" / "pattern")
+    parser.add_argument("--queries", type=Path, default=RESULTS / "queries" / "pattern.json")
+    parser.add_argument("--passages", type=Path, default=RESULTS / "passages.parquet")
+    parser.add_argument("--profile", default="demo")
+    parser.add_argument("--k", type=int, default=20)
+    args = parser.parse_args()
+
+    cfg = load_params(Path("params.yaml"), profile=args.profile).entity_questions
+    query_set = read_query_set(args.queries)
+    group = QuerySet(query_set.name, {args.relation: query_set.groups[args.relation]})
+    n = len(group.groups[args.relation])
+    if n <= args.sample:
+        raise SystemExit(f"{args.relation} has {n} test questions: nothing to sub-sample")
+    # sample_facts draws positions in the test split; the test file keeps that order
+    sample = sorted(relation_rng(cfg.seed, args.relation, "no-overlap:test")
+                    .sample(range(n), args.sample))
+    passages = load_passages(args.passages)
+    prefix = f"ft-{args.relation.lower()}-"
+    hits: dict[str, np.ndarray] = {}
+    print(f"top-{args.k} in % on {args.relation}: all {n} questions | the {args.sample}-sample")
+    for trec in sorted(args.runs.glob("*.trec")):
+        if not (trec.stem.startswith(prefix) or trec.stem in ("bm25", "dpr-nq")):
+            continue
+        run = read_trec_run(trec)
+        hits[trec.stem] = np.array(
+            group_hits(run, group, passages, args.k, "eq-string")[args.relation], dtype=float)
+        h = hits[trec.stem]
+        print(f"  {trec.stem:34s} {h.mean() * 100:6.2f} | {h[sample].mean() * 100:6.2f}")
+    print("onlyP - onlyQ per seed: all | sample")
+    for name in sorted(hits):
+        match = re.fullmatch(rf"{prefix}(\w+)-onlyp(-seed\d+)?", name)
+        partner = name.replace("-onlyp", "-onlyq")
+        if match and partner in hits:
+            diff = hits[name] - hits[partner]
+            print(f"  {match.group(1):8s} {match.group(2) or '(main seed)':12s} "
+                  f"{diff.mean() * 100:+6.2f} | {diff[sample].mean() * 100:+6.2f}")
+
+
+if __name__ == "__main__":
+    main()
