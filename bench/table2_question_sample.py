@@ -3,7 +3,7 @@
 Scores the retriever-experiment TREC runs of one relation on all of its no-overlap test
 questions and on the seeded sub-sample that ``entity_questions.no_overlap_test: N`` would have
 drawn (the same ``sample_facts`` draw), and prints onlyP - onlyQ per fine-tuning seed on both.
-Used in Session 16 to separate the effect of more test questions from that of another
+Used in Session 15 to separate the effect of more test questions from that of another
 no-overlap training sample when the demo's test set went from 100 to 300 questions
 (``bench/RESULTS.md``). Run in a project that has run the retriever-experiments stage:
 
