@@ -20,7 +20,7 @@ import numpy as np
 
 from tasks.config import load_params
 from tasks.io.trec import read_trec_run
-from tasks.questions.facts import relation_rng
+from tasks.questions.facts import sample_facts
 from tasks.retrieval.core import load_passages
 from tasks.retrieval.query_sets import QuerySet, read_query_set
 from tasks.training.experiment_results import group_hits
@@ -46,9 +46,9 @@ def main() -> None:
     n = len(group.groups[args.relation])
     if n <= args.sample:
         raise SystemExit(f"{args.relation} has {n} test questions: nothing to sub-sample")
-    # sample_facts draws positions in the test split; the test file keeps that order
-    sample = sorted(relation_rng(cfg.seed, args.relation, "no-overlap:test")
-                    .sample(range(n), args.sample))
+    # the very draw of no_overlap_step (on positions: the test file keeps the split's order)
+    sample = sample_facts(list(range(n)), args.sample, cfg.seed, args.relation,
+                          "no-overlap:test")
     passages = load_passages(args.passages)
     prefix = f"ft-{args.relation.lower()}-"
     hits: dict[str, np.ndarray] = {}
