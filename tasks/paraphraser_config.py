@@ -71,6 +71,9 @@ class ParaphraserConfig(BaseModel):
     # generation defaults
     beam_size: int = Field(4, ge=1)
     length_penalty: float = 1.0
+    block_repeats: bool = Field(True, description=(
+        "never generate a token right after itself unless the input has it doubled (no "
+        "'hölzl hölzl'); saved with the checkpoint"))
 
     @field_validator("devices")
     @classmethod

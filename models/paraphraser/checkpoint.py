@@ -113,17 +113,33 @@ class Paraphraser:
         return path
 
     # ------------------------------------------------------------------------ inference
-    def _batches(self, inputs: Sequence[Input], batch_size: int):
-        """Encode, sort by length (less padding), yield (indices, encoded, Batch)."""
-        encoded = [self.tokenizer.encode_source(s, q) for s, q in _check_inputs(inputs)]
+    def _batches(self, inputs: Sequence[Input], batch_size: int, block_repeats: bool = False):
+        """Encode, sort by length (less padding), yield (indices, encoded, Batch).
+
+        With ``block_repeats`` each batch carries the ids that each input (suggestion and
+        source, as the decoder writes them) has doubled: the only repeats decoding allows.
+        """
+        checked = _check_inputs(inputs)
+        encoded = [self.tokenizer.encode_source(s, q) for s, q in checked]
         order = sorted(range(len(encoded)), key=lambda i: (-len(encoded[i].input_ids), i))
         for start in range(0, len(order), max(1, batch_size)):
             idx = order[start : start + batch_size]
             chunk = [encoded[i] for i in idx]
             src_ids, src_ext, src_mask, n_oov = pad_sources(chunk, self.tokenizer.pad_id)
+            doubled = ([self._doubled(checked[i], encoded[i]) for i in idx]
+                       if block_repeats else None)
             batch = Batch(src_ids.to(self.device), src_ext.to(self.device),
-                          src_mask.to(self.device), n_oov)
+                          src_mask.to(self.device), n_oov, doubled)
             yield idx, chunk, batch
+
+    def _doubled(self, item: Input, enc: EncodedSource) -> frozenset[int]:
+        """Ids that the suggestion or the source has twice in a row (decoder ids)."""
+        doubled: set[int] = set()
+        for text in item:
+            if text:
+                ids = self.tokenizer.encode_target(text, enc, max_len=10**6)[:-1]
+                doubled.update(a for a, b in zip(ids, ids[1:], strict=False) if a == b)
+        return frozenset(doubled)
 
     def _decode(self, ids: list[int], enc: EncodedSource) -> str:
         return self.tokenizer.decode(ids, enc.oov_words, enc.oov_word_start)
@@ -131,10 +147,12 @@ class Paraphraser:
     @torch.inference_mode()
     def generate(self, inputs: Sequence[Input], beam_size: int | None = None,
                  max_len: int | None = None, length_penalty: float | None = None,
-                 min_len: int = 1, batch_size: int = 32) -> list[str]:
+                 min_len: int = 1, batch_size: int = 32,
+                 block_repeats: bool | None = None) -> list[str]:
         """Paraphrase each ``(suggestion | None, source)`` with beam search.
 
-        ``beam_size`` and ``length_penalty`` default to the saved generation settings;
+        ``beam_size``, ``length_penalty`` and ``block_repeats`` (no token right after itself
+        unless the input has it doubled) default to the saved generation settings;
         ``max_len`` (generated pieces, ``</s>`` excluded) to the model's ``max_len``.
         The hypothesis score is ``sum log p / length ** length_penalty``.
         """
@@ -143,8 +161,9 @@ class Paraphraser:
             raise ValueError(f"beam_size must be >= 1, got {beam}")
         max_len = max_len or self.config.max_len
         penalty = self.config.length_penalty if length_penalty is None else length_penalty
+        block = self.config.block_repeats if block_repeats is None else block_repeats
         out: list[str] = [""] * len(inputs)
-        for idx, chunk, batch in self._batches(inputs, batch_size):
+        for idx, chunk, batch in self._batches(inputs, batch_size, block):
             ids = beam_search(self.model, batch, beam, max_len, self._blocked, penalty, min_len)
             for i, enc, hyp in zip(idx, chunk, ids, strict=True):
                 out[i] = self._decode(hyp, enc)
@@ -152,11 +171,12 @@ class Paraphraser:
 
     @torch.inference_mode()
     def greedy(self, inputs: Sequence[Input], max_len: int | None = None, min_len: int = 1,
-               batch_size: int = 32) -> list[str]:
+               batch_size: int = 32, block_repeats: bool | None = None) -> list[str]:
         """Greedy (argmax) paraphrases, the reference for ``generate(beam_size=1)``."""
         max_len = max_len or self.config.max_len
+        block = self.config.block_repeats if block_repeats is None else block_repeats
         out: list[str] = [""] * len(inputs)
-        for idx, chunk, batch in self._batches(inputs, batch_size):
+        for idx, chunk, batch in self._batches(inputs, batch_size, block):
             ids = greedy_search(self.model, batch, max_len, self._blocked, min_len)
             for i, enc, hyp in zip(idx, chunk, ids, strict=True):
                 out[i] = self._decode(hyp, enc)
@@ -204,7 +224,7 @@ def _model_config(config: ParaphraserConfig, tokenizer: ParaphraseTokenizer) -> 
         copy_word_pieces=config.copy_word_pieces, pad_id=tokenizer.pad_id,
         bos_id=tokenizer.bos_id, eos_id=tokenizer.eos_id, sep_id=tokenizer.sep_id,
         none_id=tokenizer.none_id, unk_id=tokenizer.unk_id, beam_size=config.beam_size,
-        length_penalty=config.length_penalty)
+        length_penalty=config.length_penalty, block_repeats=config.block_repeats)
 
 
 def resolve_hardware(config: ParaphraserConfig) -> dict[str, Any]:

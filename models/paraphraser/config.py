@@ -41,6 +41,7 @@ class ModelConfig(BaseModel):
     unk_id: int
     beam_size: int = 4
     length_penalty: float = 1.0
+    block_repeats: bool = False  # False: checkpoints saved before the option existed
 
     @model_validator(mode="after")
     def _known(self) -> ModelConfig:

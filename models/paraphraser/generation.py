@@ -6,6 +6,13 @@ closes a hypothesis whose score is ``sum log p / length ** length_penalty`` (len
 generated tokens including ``</s>``), and an example is done when it has ``beam`` finished
 hypotheses and the best open one cannot beat the worst finished one at the current length.
 With ``beam = 1`` this is exactly greedy decoding.
+
+Both can block *doubled tokens* (``Batch.doubled`` not ``None``): a row never generates the token
+it has just generated, unless the example's input has that token doubled itself (a name such
+as "Bora Bora", written by the decoder as one copy unit twice). A pointer-generator decoder
+repeats itself (See et al., 2017); a doubled word ("what is hölzl hölzl founded by?") is the
+commonest such slip on short questions; no phrasing of the demo world's question grammar
+repeats a word.
 """
 
 from __future__ import annotations
@@ -26,13 +33,33 @@ class Batch:
     src_ext: Tensor
     src_mask: Tensor
     n_oov: int
+    #: per example, the ids its input has doubled (allowed to repeat); None: no blocking
+    doubled: list[frozenset[int]] | None = None
+
+
+def _banned_repeats(tokens: Tensor, examples: list[int],
+                    doubled: list[frozenset[int]] | None) -> Tensor | None:
+    """Per row, the id it may not generate next (its last token) or -1; None: no blocking.
+
+    ``examples[r]`` is the example of row ``r``.
+    """
+    if doubled is None:
+        return None
+    banned = tokens[:, -1].clone()
+    for row, example in enumerate(examples):
+        if doubled[example] and int(banned[row]) in doubled[example]:
+            banned[row] = -1
+    return banned
 
 
 def _step_log_probs(model: PointerGeneratorTransformer, state, caches, tokens: Tensor,
                     src_ext: Tensor, n_oov: int, blocked: Tensor, step: int,
-                    min_len: int, eos_id: int) -> Tensor:
+                    min_len: int, eos_id: int, banned: Tensor | None = None) -> Tensor:
     log_probs = model.decode(state, tokens[:, -1:], src_ext, n_oov, caches, offset=step)[:, -1]
     log_probs[:, blocked] = float("-inf")
+    if banned is not None:
+        rows = (banned >= 0).nonzero(as_tuple=True)[0]
+        log_probs[rows, banned[rows]] = float("-inf")
     if step < min_len:
         log_probs[:, eos_id] = float("-inf")
     return log_probs
@@ -47,10 +74,12 @@ def greedy_search(model: PointerGeneratorTransformer, batch: Batch, max_len: int
     caches: list[dict[str, Tensor]] = [{} for _ in model.decoder]
     tokens = torch.full((b, 1), cfg.bos_id, dtype=torch.long, device=batch.src_ids.device)
     done = torch.zeros(b, dtype=torch.bool, device=tokens.device)
+    rows = list(range(b))
     for step in range(max_len):
         log_probs = _step_log_probs(model, state, caches, tokens, src_ext=batch.src_ext,
                                     n_oov=batch.n_oov, blocked=blocked, step=step,
-                                    min_len=min_len, eos_id=cfg.eos_id)
+                                    min_len=min_len, eos_id=cfg.eos_id,
+                                    banned=_banned_repeats(tokens, rows, batch.doubled))
         nxt = log_probs.argmax(dim=-1)
         nxt = nxt.masked_fill(done, cfg.pad_id)
         tokens = torch.cat([tokens, nxt[:, None]], dim=1)
@@ -94,9 +123,11 @@ def beam_search(model: PointerGeneratorTransformer, batch: Batch, beam: int, max
 
     for step in range(max_len):
         b = len(active)
+        banned = _banned_repeats(tokens, [example for example in active for _ in range(beam)],
+                                 batch.doubled)
         log_probs = _step_log_probs(model, state, caches, tokens, src_ext=src_ext,
                                     n_oov=batch.n_oov, blocked=blocked, step=step,
-                                    min_len=min_len, eos_id=cfg.eos_id)
+                                    min_len=min_len, eos_id=cfg.eos_id, banned=banned)
         vocab = log_probs.shape[-1]
         cand = log_probs.add_(scores.view(-1, 1)).view(b, beam * vocab)
         top_scores, top_ids = cand.topk(2 * beam, dim=1)

@@ -132,3 +132,64 @@ def test_generate_rejects_bad_inputs(para):
     with pytest.raises(ValueError, match=r"inputs\[0\]: expected"):
         para.generate(["who wrote it?"])
     assert para.generate([]) == []
+
+
+def _stuck_on(para: Paraphraser, word: str) -> tuple[Paraphraser, int]:
+    """The model with its vocabulary distribution forced onto the one piece of ``word`` (no
+    copying): left alone it writes that piece at every step."""
+    model = PointerGeneratorTransformer(para.config).eval()
+    model.load_state_dict(para.model.state_dict())
+    (piece,) = para.tokenizer.sp.encode(word)  # "wh": one word-start piece of the tiny vocab
+    with torch.no_grad():
+        model.p_gen.bias.fill_(60.0)  # p_gen ~ 1: the vocabulary distribution only
+        model.out_bias[piece] = 50.0
+    return Paraphraser(model, para.tokenizer), piece
+
+
+def _ids(para: Paraphraser, inputs, block: bool, beam: int) -> list[list[int]]:
+    from models.paraphraser.generation import beam_search
+
+    out: dict[int, list[int]] = {}
+    for idx, _, batch in para._batches(inputs, 8, block):
+        hyps = beam_search(para.model, batch, beam, 8, para._blocked, 1.0, 1)
+        out.update(zip(idx, hyps, strict=True))
+    return [out[i] for i in range(len(inputs))]
+
+
+def _doubles(ids: list[int]) -> int:
+    return sum(a == b for a, b in zip(ids, ids[1:], strict=False))
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_block_repeats_never_writes_a_token_twice_in_a_row(para, beam):
+    stuck, piece = _stuck_on(para, "wh")
+    loose = _ids(stuck, INPUTS, block=False, beam=beam)
+    assert all(_doubles(ids) >= 3 and set(ids) == {piece} for ids in loose)
+    blocked = _ids(stuck, INPUTS, block=True, beam=beam)
+    assert all(_doubles(ids) == 0 and piece in ids for ids in blocked)
+    # the text level: the generate default is the checkpoint's setting
+    assert stuck.config.block_repeats is True
+    assert stuck.generate(INPUTS, beam_size=beam, max_len=8) == [
+        stuck.tokenizer.decode(ids) for ids in blocked]
+    assert stuck.greedy(INPUTS, max_len=8, block_repeats=False)[0].split() == ["wh"] * 8
+
+
+def test_block_repeats_allows_what_the_input_doubles(para):
+    stuck, piece = _stuck_on(para, "wh")
+    inputs = [(None, "where was wh wh born?"), ("wh wh", "how tall is the tower?"),
+              (None, "how tall is the tower?")]
+    doubled = [stuck._doubled(item, stuck.tokenizer.encode_source(*item)) for item in inputs]
+    assert doubled == [frozenset({piece}), frozenset({piece}), frozenset()]
+    ids = _ids(stuck, inputs, block=True, beam=1)
+    assert _doubles(ids[0]) >= 1 and _doubles(ids[1]) >= 1 and _doubles(ids[2]) == 0
+
+
+def test_checkpoints_saved_without_the_option_do_not_block(para, tmp_path):
+    import json
+
+    para.save_pretrained(tmp_path / "p")
+    config = json.loads((tmp_path / "p" / "config.json").read_text())
+    assert config["block_repeats"] is True
+    del config["block_repeats"]  # a checkpoint written before the option existed
+    (tmp_path / "p" / "config.json").write_text(json.dumps(config))
+    assert Paraphraser.from_pretrained(tmp_path / "p").config.block_repeats is False
