@@ -137,7 +137,7 @@ class Paraphraser:
         doubled: set[int] = set()
         for text in item:
             if text:
-                ids = self.tokenizer.encode_target(text, enc, max_len=10**6)[:-1]
+                ids = self.tokenizer.encode_target(text, enc)[:-1]  # without </s>
                 doubled.update(a for a, b in zip(ids, ids[1:], strict=False) if a == b)
         return frozenset(doubled)
 

@@ -74,12 +74,12 @@ def greedy_search(model: PointerGeneratorTransformer, batch: Batch, max_len: int
     caches: list[dict[str, Tensor]] = [{} for _ in model.decoder]
     tokens = torch.full((b, 1), cfg.bos_id, dtype=torch.long, device=batch.src_ids.device)
     done = torch.zeros(b, dtype=torch.bool, device=tokens.device)
-    rows = list(range(b))
+    examples = list(range(b))  # one row per example
     for step in range(max_len):
         log_probs = _step_log_probs(model, state, caches, tokens, src_ext=batch.src_ext,
                                     n_oov=batch.n_oov, blocked=blocked, step=step,
                                     min_len=min_len, eos_id=cfg.eos_id,
-                                    banned=_banned_repeats(tokens, rows, batch.doubled))
+                                    banned=_banned_repeats(tokens, examples, batch.doubled))
         nxt = log_probs.argmax(dim=-1)
         nxt = nxt.masked_fill(done, cfg.pad_id)
         tokens = torch.cat([tokens, nxt[:, None]], dim=1)
