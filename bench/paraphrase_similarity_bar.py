@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,30 +30,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 #: Similarity bands ``(low, high]``: the pipeline keeps a candidate strictly above a bar (0.95
 #: test set, 0.9 augmentation, 0.83 adversarial augmentation).
 BANDS = ((0.95, 1.01), (0.90, 0.95), (0.83, 0.90), (-1.01, 0.83))
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
-def answer_sentence(context: str, answer_start: int) -> str:
-    """The sentence of ``context`` holding character ``answer_start`` (split after . ! ?)."""
-    start = 0
-    for piece in _SENTENCE_END.split(context):
-        end = context.index(piece, start) + len(piece)
-        if answer_start < end:
-            return piece
-        start = end
-    return context
-
-
-def content_words(text: str, stopwords: frozenset[str]) -> set[str]:
-    """Lower-cased content tokens (no stop words, no punctuation)."""
-    from tasks.paraphrase.text import is_content, tokenize
-
-    return {t for t in tokenize(text) if is_content(t, stopwords)}
-
-
-def overlap(question: set[str], sentence: set[str]) -> float:
-    """Share of the question's content words found in the answer's sentence."""
-    return len(question & sentence) / len(question) if question else 0.0
 
 
 def band_label(low: float, high: float) -> str:
@@ -121,6 +96,7 @@ def main() -> None:
     from tasks.io.tables import read_table
     from tasks.layout import Layout
     from tasks.model_names import model_slug
+    from tasks.paraphrase.edits import answer_sentence, pair_edit
     from tasks.paraphrase.text import load_stopwords
     from tasks.reading.stages import predict_squad_files
 
@@ -143,18 +119,15 @@ def main() -> None:
                    for lenient in (False, True)]
         if min(min(r) for r in ratings) < params.paraphrase.min_rating:
             continue
-        sentence = content_words(answer_sentence(q.context, q.answers[0].answer_start),
-                                 stopwords)
-        words_q = content_words(q.question, stopwords)
-        words_p = content_words(cand["paraphrase"], stopwords)
+        edit = pair_edit(q.question, cand["paraphrase"], cand["suggestion"],
+                         answer_sentence(q.context, q.answers[0].answer_start), stopwords)
         rows.append({"cid": f"{q.id}~{k}", "qid": q.id, "original": q.question,
                      "paraphrase": cand["paraphrase"], "similarity": cand["similarity"],
-                     "band": band_of(cand["similarity"]), "changed": len(words_q ^ words_p),
-                     "overlap_orig": overlap(words_q, sentence),
-                     "overlap_para": overlap(words_p, sentence),
-                     "cue_lost": bool((words_q - words_p) & sentence),
-                     "holds_suggestion": bool(cand["suggestion"])
-                     and cand["suggestion"].lower() in cand["paraphrase"].lower()})
+                     "band": band_of(cand["similarity"]), "changed": edit.changed,
+                     "overlap_orig": edit.overlap_original,
+                     "overlap_para": edit.overlap_paraphrase,
+                     "cue_lost": edit.removes_answer_sentence_word,
+                     "holds_suggestion": bool(edit.holds_suggestion)})
     print(f"{len(table)} candidates, {len(rows)} accepted by both world raters "
           f"({len({r['qid'] for r in rows})} questions); "
           f"{sum(r['holds_suggestion'] for r in rows)} accepted ones hold their suggestion",

@@ -26,6 +26,7 @@ from tasks.layout import Layout
 from tasks.paraphrase.flow_tasks import (
     adversarial_task,
     build_ppdb_table_task,
+    edits_task,
     human_eval_task,
     report_task,
     similarity_task,
@@ -82,6 +83,7 @@ def paraphrase(params: Params | None = None, profile: str | None = None,
     stats["human_eval"] = _human_eval(params, name, cfg.ratings_file, "dev")
     if cfg.adversarial:
         stats.update(_adversarial(params, model_dir, thresholds))
+    stats["edits"] = _edits(layout.paraphrase_test_sets, (name, "adv"))
     notes = [f"Profile `{params.profile}`; paraphraser `{cfg.generator}`; similarity "
              f"thresholds {sim.test_set} (test set), {sim.augmentation} (augmentation), "
              f"{sim.adversarial_augmentation} (adversarial augmentation), kept when above."]
@@ -109,6 +111,13 @@ def paraphrase(params: Params | None = None, profile: str | None = None,
         print(f"warning: no paraphrase passed the {sim.test_set} similarity threshold; the "
               "test set is empty (expected with the smoke profile's barely trained model)")
     return stats
+
+
+def _edits(sets_dir: Path, names: tuple[str, ...]) -> dict[str, dict]:
+    """What the paraphrases of each set written to ``sets_dir`` change (the words a reader
+    could miss, :mod:`tasks.paraphrase.edits`)."""
+    return {name: edits_task(sets_dir / f"{name}_pairs.parquet", sets_dir / f"{name}_orig.json")
+            for name in names if (sets_dir / f"{name}_pairs.parquet").is_file()}
 
 
 def _world_rated(params: Params, ratings_file: str | None) -> bool:

@@ -20,6 +20,7 @@ from tasks.io.errors import SkipCounter
 from tasks.io.squad import read_squad
 from tasks.io.tables import read_table, write_table
 from tasks.orchestration import artifact_task
+from tasks.paraphrase.edits import summarise_edits
 from tasks.paraphrase.generation import (
     train_paraphraser_model,
 )
@@ -233,3 +234,4 @@ human_eval_task = artifact_task(human_evaluation, outputs=("out_dir", "accepted_
                                 parts=("name",),
                                 name="human evaluation")
 report_task = task(report, name="paraphrase report")
+edits_task = task(summarise_edits, name="what the paraphrases change")

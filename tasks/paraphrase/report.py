@@ -31,6 +31,8 @@ STEPS = (
     ("adversarial_similarity", "Similarity filter (adversarial)"),
     ("adversarial_set", "Adversarial set (kept above the adversarial threshold)"),
     ("adversarial_human_eval", "Human evaluation (adversarial set)"),
+    ("edits", "What the paraphrases in the sets change (content words; the answer's sentence; "
+              "the suggestion)"),
 )
 
 

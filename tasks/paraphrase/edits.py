@@ -1,0 +1,113 @@
+"""What the paraphrases of a test set change: the words a reader could miss.
+
+Gan & Ng (2019) explain the readers' drop by the words a paraphrase changes: readers lean on the
+words a question shares with the sentence that holds the answer. For each (original,
+paraphrase) pair of a paraphrased set this measures, on lower-cased tokens without stop words
+or punctuation (:func:`tasks.paraphrase.text.tokenize`, the pipeline's stop list):
+
+* ``changed``: content words in one question and not in the other (symmetric difference);
+* ``removes_answer_sentence_word``: the paraphrase drops a content word of the original that
+  the answer's sentence holds (the sentence, split by segtok, holding the first gold answer's
+  ``answer_start``);
+* ``overlap``: the share of a question's content words found in the answer's sentence, for
+  the original and the paraphrase;
+* ``holds_suggestion``: the paraphrase contains its suggestion (case-insensitive); for the
+  adversarial set that is the context phrase meant to lead the reader astray.
+
+:func:`summarise_edits` reads a set in the layout of :mod:`tasks.paraphrase.test_sets` (its
+``<name>_pairs.parquet`` and ``<name>_orig.json``) and returns counts and means for the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tasks.io.errors import DataFormatError
+from tasks.io.squad import read_squad
+from tasks.io.tables import read_table
+from tasks.paraphrase.adversarial import split_sentences
+from tasks.paraphrase.text import is_content, load_stopwords, tokenize
+
+
+@dataclass(frozen=True, slots=True)
+class PairEdit:
+    """What one paraphrase changes (see the module docstring)."""
+
+    changed: int
+    removes_answer_sentence_word: bool
+    overlap_original: float
+    overlap_paraphrase: float
+    holds_suggestion: bool | None  # None: the pair had no suggestion
+
+
+def answer_sentence(context: str, answer_start: int) -> str:
+    """The sentence of ``context`` (segtok) that holds character ``answer_start``; the whole
+    context when no sentence does (the answer starts in white space between two)."""
+    for start, end in split_sentences(context):
+        if start <= answer_start < end:
+            return context[start:end]
+    return context
+
+
+def content_words(text: str, stopwords: frozenset[str]) -> frozenset[str]:
+    """The lower-cased content tokens of ``text``."""
+    return frozenset(t for t in tokenize(text) if is_content(t, stopwords))
+
+
+def _overlap(question: frozenset[str], sentence: frozenset[str]) -> float:
+    return len(question & sentence) / len(question) if question else 0.0
+
+
+def pair_edit(original: str, paraphrase: str, suggestion: str | None, sentence: str,
+              stopwords: frozenset[str]) -> PairEdit:
+    """What ``paraphrase`` changes in ``original``, against the answer's ``sentence``."""
+    before, after = content_words(original, stopwords), content_words(paraphrase, stopwords)
+    cues = content_words(sentence, stopwords)
+    holds = None if not suggestion else suggestion.lower() in paraphrase.lower()
+    return PairEdit(len(before ^ after), bool((before - after) & cues),
+                    _overlap(before, cues), _overlap(after, cues), holds)
+
+
+def summarise(edits: Sequence[PairEdit]) -> dict[str, Any]:
+    """Counts and means of a set's pair edits (means are None for an empty set)."""
+    n = len(edits)
+
+    def mean(values: list[float]) -> float | None:
+        return sum(values) / n if n else None
+
+    suggested = [e for e in edits if e.holds_suggestion is not None]
+    return {
+        "pairs": n,
+        "changed_content_words": mean([e.changed for e in edits]),
+        "no_content_word_changed": sum(e.changed == 0 for e in edits),
+        "removes_answer_sentence_word": sum(e.removes_answer_sentence_word for e in edits),
+        "answer_sentence_overlap_original": mean([e.overlap_original for e in edits]),
+        "answer_sentence_overlap_paraphrase": mean([e.overlap_paraphrase for e in edits]),
+        "with_suggestion": len(suggested),
+        "holds_suggestion": sum(bool(e.holds_suggestion) for e in suggested),
+    }
+
+
+def summarise_edits(pairs_path: Path, orig_path: Path) -> dict[str, Any]:
+    """:func:`summarise` over the pairs of one paraphrased set.
+
+    ``pairs_path`` is the set's ``<name>_pairs.parquet`` (``orig_id``, ``original``,
+    ``paraphrase``, ``suggestion``), ``orig_path`` its ``<name>_orig.json`` (SQuAD v1.1: the
+    context and gold answers under ``orig_id``). A pair whose ``orig_id`` the file lacks is a
+    :class:`~tasks.io.errors.DataFormatError` naming it.
+    """
+    questions = {q.id: q for q in read_squad(orig_path).questions()}
+    stopwords = load_stopwords()
+    edits = []
+    for number, row in enumerate(read_table(pairs_path).to_pylist()):
+        question = questions.get(str(row["orig_id"]))
+        if question is None or not question.answers:
+            raise DataFormatError(pairs_path, f"row {number}", f"an orig_id of {orig_path} "
+                                  "with a gold answer", repr(row["orig_id"]))
+        sentence = answer_sentence(question.context, question.answers[0].answer_start)
+        edits.append(pair_edit(row["original"], row["paraphrase"], row.get("suggestion"),
+                               sentence, stopwords))
+    return summarise(edits)

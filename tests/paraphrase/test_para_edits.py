@@ -1,0 +1,100 @@
+"""What the paraphrases of a set change (tasks/paraphrase/edits.py): content words, the words
+of the answer's sentence, the suggestion."""
+
+from __future__ import annotations
+
+import pytest
+
+from tasks.io.errors import DataFormatError
+from tasks.io.squad import SquadAnswer, SquadQuestion
+from tasks.io.tables import read_table, write_table
+from tasks.paraphrase.edits import (
+    answer_sentence,
+    content_words,
+    pair_edit,
+    summarise,
+    summarise_edits,
+)
+from tasks.paraphrase.test_sets import ParaphrasePair, write_test_set
+from tasks.paraphrase.text import load_stopwords
+
+STOP = load_stopwords()
+CONTEXT = ("The Crimson Field is a 2018 album. The album was reissued by Because Music. "
+           "The album came out on Arista Records.")
+
+
+def _question(qid: str, question: str, answer: str) -> SquadQuestion:
+    return SquadQuestion(qid, question, (SquadAnswer(answer, CONTEXT.index(answer)),), CONTEXT,
+                         "The Crimson Field")
+
+
+def test_answer_sentence_is_the_sentence_holding_the_answer():
+    assert answer_sentence(CONTEXT, CONTEXT.index("Arista")) == \
+        "The album came out on Arista Records."
+    assert answer_sentence(CONTEXT, 0) == "The Crimson Field is a 2018 album."
+    # an offset between two sentences (the space) falls back to the whole context
+    assert answer_sentence(CONTEXT, CONTEXT.index(" The album was")) == CONTEXT
+
+
+def test_pair_edit_counts_changed_words_and_the_cues_a_reader_loses():
+    sentence = "The album came out on Arista Records."
+    assert content_words("What label put out The Crimson Field?", STOP) >= {"label", "crimson"}
+    same = pair_edit("What label put out The Crimson Field?",
+                     "which label put out the crimson field?", None,
+                     "Arista Records put out The Crimson Field.", STOP)
+    assert same.changed == 0 and not same.removes_answer_sentence_word
+    assert same.holds_suggestion is None
+    # label is not in the sentence; put, crimson, field are
+    assert same.overlap_original == same.overlap_paraphrase == pytest.approx(3 / 4)
+    # "came out" -> "released": the paraphrase drops the words it shared with the sentence
+    reworded = pair_edit("What label did The Crimson Field came out on?",
+                         "what label released the crimson field?", "released", sentence, STOP)
+    assert reworded.removes_answer_sentence_word
+    assert reworded.changed == len({"came", "released"})
+    assert reworded.overlap_paraphrase < reworded.overlap_original
+    assert reworded.holds_suggestion is True
+    missed = pair_edit("What label put out The Crimson Field?",
+                       "what label put out the crimson field?", "the album", sentence, STOP)
+    assert missed.holds_suggestion is False
+
+
+def test_summarise_counts_and_means():
+    sentence = "The album came out on Arista Records."
+    edits = [pair_edit("What label put out The Crimson Field?",
+                       "which label put out the crimson field?", None, sentence, STOP),
+             pair_edit("What label did The Crimson Field came out on?",
+                       "what label released the crimson field?", "released", sentence, STOP)]
+    summary = summarise(edits)
+    assert summary["pairs"] == 2 and summary["no_content_word_changed"] == 1
+    assert summary["changed_content_words"] == pytest.approx(1.0)
+    assert summary["removes_answer_sentence_word"] == 1
+    assert summary["with_suggestion"] == summary["holds_suggestion"] == 1
+    empty = summarise([])
+    assert empty["pairs"] == 0 and empty["changed_content_words"] is None
+
+
+def test_summarise_edits_reads_a_written_set(tmp_path):
+    pairs = [ParaphrasePair(_question("q1", "What label put out The Crimson Field?",
+                                      "Arista Records"),
+                            "which label put out the crimson field?", None, 0.99),
+             ParaphrasePair(_question("q2", "Who reissued the album The Crimson Field?",
+                                      "Because Music"),
+                            "who re-released the crimson field?", "re-released", 0.96)]
+    paths = write_test_set(pairs, tmp_path, name="dev")
+    summary = summarise_edits(paths["pairs"], paths["orig"])
+    assert summary["pairs"] == 2
+    # q2 loses "reissued" and "album", both in "The album was reissued by Because Music."
+    assert summary["removes_answer_sentence_word"] == 1
+    assert summary["holds_suggestion"] == 1 and summary["with_suggestion"] == 1
+
+
+def test_summarise_edits_names_a_pair_the_file_lacks(tmp_path):
+    pairs = [ParaphrasePair(_question("q1", "What label put out The Crimson Field?",
+                                      "Arista Records"),
+                            "which label put out the crimson field?", None, 0.99)]
+    paths = write_test_set(pairs, tmp_path, name="dev")
+    rows = read_table(paths["pairs"]).to_pylist()
+    rows[0]["orig_id"] = "nope"
+    write_table(paths["pairs"], rows, schema=read_table(paths["pairs"]).schema)
+    with pytest.raises(DataFormatError, match="row 0.*'nope'"):
+        summarise_edits(paths["pairs"], paths["orig"])
