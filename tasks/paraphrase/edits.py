@@ -15,7 +15,9 @@ or punctuation (:func:`tasks.paraphrase.text.tokenize`, the pipeline's stop list
   adversarial set that is the context phrase meant to lead the reader astray.
 
 :func:`summarise_edits` reads a set in the layout of :mod:`tasks.paraphrase.test_sets` (its
-``<name>_pairs.parquet`` and ``<name>_orig.json``) and returns counts and means for the report.
+``<name>_pairs.parquet`` and ``<name>_orig.json``) and returns counts and means for the report;
+:func:`summarise_release` reads a pair of released files (Gan & Ng's ``<name>_orig.json`` and
+``<name>_para.json``, no pairs table, no suggestions), to set the flow's sets beside them.
 """
 
 from __future__ import annotations
@@ -110,4 +112,30 @@ def summarise_edits(pairs_path: Path, orig_path: Path) -> dict[str, Any]:
         sentence = answer_sentence(question.context, question.answers[0].answer_start)
         edits.append(pair_edit(row["original"], row["paraphrase"], row.get("suggestion"),
                                sentence, stopwords))
+    return summarise(edits)
+
+
+def summarise_release(orig_path: Path, para_path: Path) -> dict[str, Any]:
+    """:func:`summarise` over a released paraphrased set: ``orig_path`` and ``para_path`` align
+    by position (same titles and contexts, as in Gan & Ng's release); no suggestions.
+
+    Files of different lengths, or a position whose context differs, are a
+    :class:`~tasks.io.errors.DataFormatError` naming the file and the position.
+    """
+    originals = list(read_squad(orig_path).questions())
+    paraphrases = list(read_squad(para_path).questions())
+    if len(originals) != len(paraphrases):
+        raise DataFormatError(para_path, "top level", f"{len(originals)} questions, aligned "
+                              f"by position with {orig_path}", str(len(paraphrases)))
+    stopwords = load_stopwords()
+    edits = []
+    for position, (original, paraphrase) in enumerate(zip(originals, paraphrases,
+                                                          strict=True)):
+        if original.context != paraphrase.context or not original.answers:
+            raise DataFormatError(para_path, f"question {position} (id {paraphrase.id!r})",
+                                  f"the context of question {position} of {orig_path} and "
+                                  "a gold answer there", "another context or no answer")
+        sentence = answer_sentence(original.context, original.answers[0].answer_start)
+        edits.append(pair_edit(original.question, paraphrase.question, None, sentence,
+                               stopwords))
     return summarise(edits)

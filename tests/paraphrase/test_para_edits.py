@@ -14,6 +14,7 @@ from tasks.paraphrase.edits import (
     pair_edit,
     summarise,
     summarise_edits,
+    summarise_release,
 )
 from tasks.paraphrase.test_sets import ParaphrasePair, write_test_set
 from tasks.paraphrase.text import load_stopwords
@@ -98,3 +99,38 @@ def test_summarise_edits_names_a_pair_the_file_lacks(tmp_path):
     write_table(paths["pairs"], rows, schema=read_table(paths["pairs"]).schema)
     with pytest.raises(DataFormatError, match="row 0.*'nope'"):
         summarise_edits(paths["pairs"], paths["orig"])
+
+
+def test_summarise_release_aligns_the_files_by_position(tmp_path):
+    pairs = [ParaphrasePair(_question("q1", "What label put out The Crimson Field?",
+                                      "Arista Records"),
+                            "which label put out the crimson field?", None, 0.99),
+             ParaphrasePair(_question("q2", "Who reissued the album The Crimson Field?",
+                                      "Because Music"),
+                            "who re-released the crimson field?", "re-released", 0.96)]
+    paths = write_test_set(pairs, tmp_path, name="dev")
+    summary = summarise_release(paths["orig"], paths["para"])
+    # the same numbers as from the pairs table, but no suggestions are known
+    from_pairs = summarise_edits(paths["pairs"], paths["orig"])
+    assert summary == {**from_pairs, "with_suggestion": 0, "holds_suggestion": 0}
+    # a released file of another length, or another context at a position, is refused
+    short = write_test_set(pairs[:1], tmp_path / "short", name="dev")
+    with pytest.raises(DataFormatError, match="2 questions"):
+        summarise_release(paths["orig"], short["para"])
+    other = _question("q3", "Who reissued the album?", "Because Music")
+    moved = write_test_set([pairs[0], ParaphrasePair(
+        SquadQuestion("q3", other.question, other.answers, CONTEXT + " More.", "t"),
+        "who re-released it?")], tmp_path / "moved", name="dev")
+    with pytest.raises(DataFormatError, match="question 1"):
+        summarise_release(paths["orig"], moved["para"])
+
+
+def test_the_released_sets_change_more_words_than_none(shared_data):
+    release = shared_data / "paraphrasing-squad"
+    dev = summarise_release(release / "dev_orig.json", release / "dev_para.json")
+    adv = summarise_release(release / "adv_orig.json", release / "adv_para.json")
+    assert dev["pairs"] == 1062 and adv["pairs"] == 56
+    # every adversarial paraphrase adds or swaps content words; most dev ones do too
+    assert adv["no_content_word_changed"] == 0
+    assert dev["no_content_word_changed"] < dev["pairs"] / 2
+    assert adv["changed_content_words"] > dev["changed_content_words"] > 1.0
