@@ -83,7 +83,8 @@ def paraphrase(params: Params | None = None, profile: str | None = None,
     stats["human_eval"] = _human_eval(params, name, cfg.ratings_file, "dev")
     if cfg.adversarial:
         stats.update(_adversarial(params, model_dir, thresholds))
-    stats["edits"] = _edits(layout.paraphrase_test_sets, (name, "adv"))
+    stats["edits"] = _edits(layout.paraphrase_test_sets,
+                            (name, "adv") if cfg.adversarial else (name,))
     notes = [f"Profile `{params.profile}`; paraphraser `{cfg.generator}`; similarity "
              f"thresholds {sim.test_set} (test set), {sim.augmentation} (augmentation), "
              f"{sim.adversarial_augmentation} (adversarial augmentation), kept when above."]

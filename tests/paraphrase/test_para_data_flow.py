@@ -129,6 +129,20 @@ def test_adversarial_branch(runs):
     assert "## Adversarial suggestions" in Layout(params).paraphrase_report.read_text()
 
 
+def test_the_report_says_what_the_paraphrases_of_each_set_change(runs):
+    from tasks.paraphrase.edits import summarise_edits
+
+    params, first, _ = runs
+    stats, sets = first.result(), Layout(params).paraphrase_test_sets
+    assert set(stats["edits"]) == {"dev", "adv"}
+    assert stats["edits"]["dev"]["pairs"] == stats["test_set"]["test_pairs"]
+    assert stats["edits"]["adv"]["pairs"] == stats["adversarial_set"]["test_pairs"]
+    assert stats["edits"]["dev"] == summarise_edits(sets / "dev_pairs.parquet",
+                                                    sets / "dev_orig.json")
+    metrics = json.loads(Layout(params).paraphrase_metrics.read_text(encoding="utf-8"))
+    assert metrics["edits"] == stats["edits"]
+
+
 def test_second_run_is_served_from_the_cache(runs):
     _, first, second = runs
     assert second.is_completed() and second.result() == first.result()
