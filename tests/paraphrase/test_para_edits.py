@@ -29,6 +29,17 @@ def _question(qid: str, question: str, answer: str) -> SquadQuestion:
                          "The Crimson Field")
 
 
+def _two_pairs() -> list[ParaphrasePair]:
+    """A what/which rewording (no suggestion) and one that drops words of the answer's
+    sentence and holds its suggestion."""
+    return [ParaphrasePair(_question("q1", "What label put out The Crimson Field?",
+                                     "Arista Records"),
+                           "which label put out the crimson field?", None, 0.99),
+            ParaphrasePair(_question("q2", "Who reissued the album The Crimson Field?",
+                                     "Because Music"),
+                           "who re-released the crimson field?", "re-released", 0.96)]
+
+
 def test_answer_sentence_is_the_sentence_holding_the_answer():
     assert answer_sentence(CONTEXT, CONTEXT.index("Arista")) == \
         "The album came out on Arista Records."
@@ -75,12 +86,7 @@ def test_summarise_counts_and_means():
 
 
 def test_summarise_edits_reads_a_written_set(tmp_path):
-    pairs = [ParaphrasePair(_question("q1", "What label put out The Crimson Field?",
-                                      "Arista Records"),
-                            "which label put out the crimson field?", None, 0.99),
-             ParaphrasePair(_question("q2", "Who reissued the album The Crimson Field?",
-                                      "Because Music"),
-                            "who re-released the crimson field?", "re-released", 0.96)]
+    pairs = _two_pairs()
     paths = write_test_set(pairs, tmp_path, name="dev")
     summary = summarise_edits(paths["pairs"], paths["orig"])
     assert summary["pairs"] == 2
@@ -90,9 +96,7 @@ def test_summarise_edits_reads_a_written_set(tmp_path):
 
 
 def test_summarise_edits_names_a_pair_the_file_lacks(tmp_path):
-    pairs = [ParaphrasePair(_question("q1", "What label put out The Crimson Field?",
-                                      "Arista Records"),
-                            "which label put out the crimson field?", None, 0.99)]
+    pairs = _two_pairs()[:1]
     paths = write_test_set(pairs, tmp_path, name="dev")
     rows = read_table(paths["pairs"]).to_pylist()
     rows[0]["orig_id"] = "nope"
@@ -102,12 +106,7 @@ def test_summarise_edits_names_a_pair_the_file_lacks(tmp_path):
 
 
 def test_summarise_release_aligns_the_files_by_position(tmp_path):
-    pairs = [ParaphrasePair(_question("q1", "What label put out The Crimson Field?",
-                                      "Arista Records"),
-                            "which label put out the crimson field?", None, 0.99),
-             ParaphrasePair(_question("q2", "Who reissued the album The Crimson Field?",
-                                      "Because Music"),
-                            "who re-released the crimson field?", "re-released", 0.96)]
+    pairs = _two_pairs()
     paths = write_test_set(pairs, tmp_path, name="dev")
     summary = summarise_release(paths["orig"], paths["para"])
     # the same numbers as from the pairs table, but no suggestions are known
