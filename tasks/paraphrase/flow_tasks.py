@@ -234,4 +234,4 @@ human_eval_task = artifact_task(human_evaluation, outputs=("out_dir", "accepted_
                                 parts=("name",),
                                 name="human evaluation")
 report_task = task(report, name="paraphrase report")
-edits_task = task(summarise_edits, name="what the paraphrases change")
+edits_task = artifact_task(summarise_edits, name="what the paraphrases change")

@@ -24,7 +24,7 @@ from tasks.paraphrase.report import STEPS
 CACHED_TASKS = {"build PPDB table": 1, "PPDB suggestions": 1, "plan generation shards": 2,
                 "generate paraphrase shard": None, "merge paraphrase shards": 2,
                 "similarity filter": 2, "test set": 2, "human evaluation": 2,
-                "adversarial suggestions": 1}
+                "adversarial suggestions": 1, "what the paraphrases change": 2}
 
 
 def make_params(root, **overrides):
