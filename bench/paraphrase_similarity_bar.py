@@ -96,7 +96,7 @@ def main() -> None:
     from tasks.io.tables import read_table
     from tasks.layout import Layout
     from tasks.model_names import model_slug
-    from tasks.paraphrase.edits import answer_sentence, pair_edit
+    from tasks.paraphrase.edits import gold_sentence, pair_edit
     from tasks.paraphrase.text import load_stopwords
     from tasks.reading.stages import predict_squad_files
 
@@ -119,8 +119,8 @@ def main() -> None:
                    for lenient in (False, True)]
         if min(min(r) for r in ratings) < params.paraphrase.min_rating:
             continue
-        edit = pair_edit(q.question, cand["paraphrase"], cand["suggestion"],
-                         answer_sentence(q.context, q.answers[0].answer_start), stopwords)
+        edit = pair_edit(q.question, cand["paraphrase"], cand["suggestion"], gold_sentence(q),
+                         stopwords)
         rows.append({"cid": f"{q.id}~{k}", "qid": q.id, "original": q.question,
                      "paraphrase": cand["paraphrase"], "similarity": cand["similarity"],
                      "band": band_of(cand["similarity"]), "changed": edit.changed,

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.io.errors import DataFormatError
-from tasks.io.squad import read_squad
+from tasks.io.squad import SquadQuestion, read_squad
 from tasks.io.tables import read_table
 from tasks.paraphrase.adversarial import split_sentences
 from tasks.paraphrase.text import is_content, load_stopwords, tokenize
@@ -52,6 +52,11 @@ def answer_sentence(context: str, answer_start: int) -> str:
         if start <= answer_start < end:
             return context[start:end]
     return context
+
+
+def gold_sentence(question: SquadQuestion) -> str:
+    """The sentence of the question's context that holds its first gold answer."""
+    return answer_sentence(question.context, question.answers[0].answer_start)
 
 
 def content_words(text: str, stopwords: frozenset[str]) -> frozenset[str]:
@@ -109,9 +114,8 @@ def summarise_edits(pairs_path: Path, orig_path: Path) -> dict[str, Any]:
         if question is None or not question.answers:
             raise DataFormatError(pairs_path, f"row {number}", f"an orig_id of {orig_path} "
                                   "with a gold answer", repr(row["orig_id"]))
-        sentence = answer_sentence(question.context, question.answers[0].answer_start)
         edits.append(pair_edit(row["original"], row["paraphrase"], row.get("suggestion"),
-                               sentence, stopwords))
+                               gold_sentence(question), stopwords))
     return summarise(edits)
 
 
@@ -135,7 +139,6 @@ def summarise_release(orig_path: Path, para_path: Path) -> dict[str, Any]:
             raise DataFormatError(para_path, f"question {position} (id {paraphrase.id!r})",
                                   f"the context of question {position} of {orig_path} and "
                                   "a gold answer there", "another context or no answer")
-        sentence = answer_sentence(original.context, original.answers[0].answer_start)
-        edits.append(pair_edit(original.question, paraphrase.question, None, sentence,
-                               stopwords))
+        edits.append(pair_edit(original.question, paraphrase.question, None,
+                               gold_sentence(original), stopwords))
     return summarise(edits)
