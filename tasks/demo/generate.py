@@ -10,7 +10,12 @@ from tasks.demo.articles import Article, ArticleWriter
 from tasks.demo.kb import build_world
 from tasks.demo.lexical import BM25
 from tasks.demo.nq import build_nq
-from tasks.demo.paraphrase_resources import build_ppdb, build_quora, build_wikianswers
+from tasks.demo.paraphrase_resources import (
+    alignment_rules,
+    build_ppdb,
+    build_quora,
+    build_wikianswers,
+)
 from tasks.demo.passages import PassageRecord, split_articles
 from tasks.demo.rng import stream
 from tasks.demo.squad import build_squad_sets_with_subjects
@@ -165,7 +170,7 @@ def generate_demo_world(config: DemoWorldConfig, raw_root: Path) -> dict[str, in
     write_quora_pairs(raw_root / _SOURCES.quora, quora)
     counts[_SOURCES.quora] = len(quora)
     wikianswers = build_wikianswers(world, config.n_wikianswers_pairs,
-                                    stream(seed, "wikianswers"), rules)
+                                    stream(seed, "wikianswers"), alignment_rules())
     write_wikianswers_pairs(raw_root / _SOURCES.wikianswers, wikianswers)
     counts[_SOURCES.wikianswers] = len(wikianswers)
     log.info("demo world (seed %d): %d entities, %d facts, %d passages", seed,

