@@ -12,7 +12,9 @@ where the subject of each SQuAD dev question is known (the demo world's
 ``sources.squad_dev_entities``), SQuAD dev EM/F1 per subject-frequency bucket
 (``readers.subject_buckets``, by hyperlink count; see :mod:`tasks.reading.subject_buckets`),
 and the flow's own paraphrased sets in the same buckets (orig vs para per bucket); skipped with
-a note when absent (real SQuAD).
+a note when absent (real SQuAD). Every set, released ones included, is also scored by what its
+paraphrases change (:mod:`tasks.reading.edit_groups`: drops a word of the answer's sentence,
+changes other content words, changes none).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from tasks.layout import Layout
 from tasks.model_names import model_slug
 from tasks.reading.stages import (
     dev_buckets_task,
+    edit_groups_task,
     evaluate_task,
     paraphrase_buckets_task,
     predict_task,
@@ -81,6 +84,17 @@ def paraphrase_buckets(params: Params, predictions: dict[str, dict[str, Path]],
     return out
 
 
+def edit_groups(params: Params, predictions: dict[str, dict[str, Path]],
+                set_files: dict[str, tuple[Path, Path]]) -> dict[str, dict]:
+    """Every paraphrased set (the released ones too) scored per edit group: whether its
+    paraphrases drop a word of the answer's sentence, change other content words or none."""
+    cfg = params.readers
+    return {name: edit_groups_task(
+        {r: (p[f"{name}_orig"], p[f"{name}_para"]) for r, p in predictions.items()}, orig, para,
+        n_bootstrap=cfg.n_bootstrap, seed=cfg.bootstrap_seed, confidence=cfg.confidence)
+        for name, (orig, para) in set_files.items()}
+
+
 @flow(name="readers", log_prints=True)
 def readers(params: Params | None = None, profile: str | None = None,
             params_file: str | None = None) -> dict:
@@ -113,7 +127,8 @@ def readers(params: Params | None = None, profile: str | None = None,
     metrics = evaluate_task(predictions, set_files, layout.readers_metrics,
                             layout.readers_report, dev, n_bootstrap=cfg.n_bootstrap,
                             seed=cfg.bootstrap_seed, confidence=cfg.confidence,
-                            dev_buckets=buckets, paraphrase_buckets=para_buckets)
+                            dev_buckets=buckets, paraphrase_buckets=para_buckets,
+                            edit_groups=edit_groups(params, predictions, set_files))
     for reader, sets in metrics["readers"].items():
         for name, b in sets.items():
             if not b["questions"]:

@@ -17,7 +17,9 @@ or punctuation (:func:`tasks.paraphrase.text.tokenize`, the pipeline's stop list
 :func:`summarise_edits` reads a set in the layout of :mod:`tasks.paraphrase.test_sets` (its
 ``<name>_pairs.parquet`` and ``<name>_orig.json``) and returns counts and means for the report;
 :func:`summarise_release` reads a pair of released files (Gan & Ng's ``<name>_orig.json`` and
-``<name>_para.json``, no pairs table, no suggestions), to set the flow's sets beside them.
+``<name>_para.json``, no pairs table, no suggestions), to set the flow's sets beside them;
+:func:`aligned_edits` gives its per-pair edits and :func:`edit_group` sorts a pair into one of
+three groups (the readers flow scores orig vs para per group).
 """
 
 from __future__ import annotations
@@ -120,8 +122,14 @@ def summarise_edits(pairs_path: Path, orig_path: Path) -> dict[str, Any]:
 
 
 def summarise_release(orig_path: Path, para_path: Path) -> dict[str, Any]:
-    """:func:`summarise` over a released paraphrased set: ``orig_path`` and ``para_path`` align
-    by position (same titles and contexts, as in Gan & Ng's release); no suggestions.
+    """:func:`summarise` over a released paraphrased set (:func:`aligned_edits`)."""
+    return summarise(aligned_edits(orig_path, para_path))
+
+
+def aligned_edits(orig_path: Path, para_path: Path) -> list[PairEdit]:
+    """The edit of every pair of a paraphrased set given as two SQuAD files that align by
+    position (same titles and contexts, as in Gan & Ng's release and the flow's own sets); no
+    suggestions.
 
     Files of different lengths, or a position whose context differs, are a
     :class:`~tasks.io.errors.DataFormatError` naming the file and the position.
@@ -141,4 +149,16 @@ def summarise_release(orig_path: Path, para_path: Path) -> dict[str, Any]:
                                   "a gold answer there", "another context or no answer")
         edits.append(pair_edit(original.question, paraphrase.question, None,
                                gold_sentence(original), stopwords))
-    return summarise(edits)
+    return edits
+
+
+#: The groups of :func:`edit_group`, boldest first.
+EDIT_GROUPS = ("removes_answer_sentence_word", "other_content_change", "no_content_change")
+
+
+def edit_group(edit: PairEdit) -> str:
+    """Which of :data:`EDIT_GROUPS` a pair belongs to: it drops a word of the answer's
+    sentence; else it changes content words; else it changes none (function words, case)."""
+    if edit.removes_answer_sentence_word:
+        return EDIT_GROUPS[0]
+    return EDIT_GROUPS[1] if edit.changed else EDIT_GROUPS[2]

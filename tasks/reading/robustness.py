@@ -20,7 +20,12 @@ from tasks.evaluation.topk import bootstrap_difference
 from tasks.io.atomic import write_json, write_text
 from tasks.io.squad import read_predictions
 from tasks.reading.scoring import question_scores, read_squad_v11, score_predictions
-from tasks.reporting.reader_tables import bucket_rows, paraphrase_bucket_rows, reader_rows
+from tasks.reporting.reader_tables import (
+    bucket_rows,
+    edit_group_rows,
+    paraphrase_bucket_rows,
+    reader_rows,
+)
 from tasks.reporting.tables import markdown_table, publish_table_artifact
 
 VARIANTS = ("orig", "para")
@@ -115,18 +120,40 @@ def evaluate_readers(predictions: Mapping[str, Mapping[str, Path]], set_files: S
             "readers": readers}
 
 
+def subset_drops(orig: Sequence[tuple[float, float]], para: Sequence[tuple[float, float]],
+                 rows: Sequence[int], n_bootstrap: int = 1000, seed: int = 0,
+                 confidence: float = 0.95) -> dict[str, dict[str, float]]:
+    """EM and F1 (percent) of the pairs at positions ``rows`` on orig and para, and the drop
+    ``orig - para`` in points with its paired bootstrap CI over those pairs; ``orig[i]`` and
+    ``para[i]`` are the ``(em, f1)`` of pair ``i`` (:func:`~tasks.reading.scoring.
+    question_scores`)."""
+    block: dict[str, dict[str, float]] = {}
+    for m, metric in enumerate(("exact_match", "f1")):
+        a, c = [orig[i][m] for i in rows], [para[i][m] for i in rows]
+        diff, low, high = bootstrap_scores(a, c, n=n_bootstrap, seed=seed, confidence=confidence)
+        block[metric] = {"orig": round(100 * sum(a) / len(a), 2),
+                         "para": round(100 * sum(c) / len(c), 2),
+                         "drop": round(100 * diff, 2), "ci_low": round(100 * low, 2),
+                         "ci_high": round(100 * high, 2)}
+    return block
+
+
 def write_reader_tables(metrics: dict, metrics_path: Path, report_path: Path,
                         dev_scores: Mapping[str, Mapping] | None = None,
                         dev_buckets: Mapping | None = None,
-                        paraphrase_buckets: Mapping[str, Mapping] | None = None) -> dict:
+                        paraphrase_buckets: Mapping[str, Mapping] | None = None,
+                        edit_groups: Mapping[str, Mapping] | None = None) -> dict:
     """Metrics JSON + Markdown Tables 1-2 (+ SQuAD dev, overall and per subject-frequency
-    bucket, and the paraphrased sets per bucket when given) + Prefect table artifact."""
+    bucket, and the paraphrased sets per bucket and per edit group when given) + Prefect table
+    artifact."""
     if dev_scores:
         metrics = {**metrics, "squad_dev": dict(dev_scores)}
     if dev_buckets:
         metrics = {**metrics, "squad_dev_buckets": dict(dev_buckets)}
     if paraphrase_buckets:
         metrics = {**metrics, "paraphrased_buckets": dict(paraphrase_buckets)}
+    if edit_groups:
+        metrics = {**metrics, "paraphrased_edit_groups": dict(edit_groups)}
     write_json(metrics_path, metrics, indent=2)
     level = round(100 * metrics["confidence"])
     text = ("# Readers on original vs paraphrased questions (Gan & Ng, 2019, Tables 1-2)\n\n"
@@ -160,5 +187,13 @@ def write_reader_tables(metrics: dict, metrics_path: Path, report_path: Path,
                  f"{buckets['bucket0']}); EM drop = orig - para in points, paired bootstrap "
                  f"{level}% CI over the bucket's pairs.\n\n"
                  + markdown_table(*paraphrase_bucket_rows(buckets)))
+    for name, groups in (edit_groups or {}).items():
+        text += (f"\n## `{name}` by what the paraphrase changes\n\n"
+                 "Readers lean on the words a question shares with the answer's sentence "
+                 "(Gan & Ng, 2019): each pair by whether its paraphrase drops a content word "
+                 "of the original found in that sentence, changes other content words, or "
+                 "changes none (`tasks/paraphrase/edits.py`); EM drop = orig - para in points, "
+                 f"paired bootstrap {level}% CI over the group's pairs.\n\n"
+                 + markdown_table(*edit_group_rows(groups)))
     write_text(report_path, text)
     return metrics

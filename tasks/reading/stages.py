@@ -10,6 +10,7 @@ from tasks.io.squad import read_squad, write_predictions
 from tasks.orchestration import artifact_task
 from tasks.reading.augmentation import build_augmented_training
 from tasks.reading.augmentation_tables import compare_readers, write_augmentation_tables
+from tasks.reading.edit_groups import score_edit_groups
 from tasks.reading.retrieve_then_read import (
     load_questions,
     read_top_passages,
@@ -77,11 +78,12 @@ def evaluate_reader_predictions(predictions: Mapping[str, Mapping[str, Path]],
                                 n_bootstrap: int = 1000, seed: int = 0,
                                 confidence: float = 0.95,
                                 dev_buckets: Mapping | None = None,
-                                paraphrase_buckets: Mapping[str, Mapping] | None = None) -> dict:
+                                paraphrase_buckets: Mapping[str, Mapping] | None = None,
+                                edit_groups: Mapping[str, Mapping] | None = None) -> dict:
     """Tables 1-2 from prediction files -> metrics JSON, Markdown, Prefect artifact."""
     metrics = evaluate_readers(predictions, set_files, n_bootstrap, seed, confidence)
     return write_reader_tables(metrics, metrics_path, report_path, dev_scores, dev_buckets,
-                               paraphrase_buckets)
+                               paraphrase_buckets, edit_groups)
 
 
 def compare_augmented_readers(before: Mapping[str, Path], after: Mapping[str, Mapping[str, Path]],
@@ -149,6 +151,8 @@ dev_buckets_task = artifact_task(score_dev_buckets,
                                  name="readers: SQuAD dev per subject-frequency bucket")
 paraphrase_buckets_task = artifact_task(
     score_paraphrase_buckets, name="readers: paraphrased set per subject-frequency bucket")
+edit_groups_task = artifact_task(score_edit_groups,
+                                 name="readers: paraphrased set by what the paraphrase changes")
 evaluate_task = artifact_task(evaluate_reader_predictions,
                               outputs=("metrics_path", "report_path"),
                               name="readers: orig vs para tables")

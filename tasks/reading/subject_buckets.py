@@ -31,7 +31,7 @@ from tasks.io.errors import DataFormatError
 from tasks.io.linking import iter_linked_questions
 from tasks.io.squad import SquadDataset, read_predictions
 from tasks.questions.buckets import bucket_of_sorted, read_frequencies
-from tasks.reading.robustness import bootstrap_scores
+from tasks.reading.robustness import subset_drops
 from tasks.reading.scoring import question_scores, read_squad_v11
 
 
@@ -145,16 +145,7 @@ def paraphrase_bucket_scores(orig: SquadDataset, para: SquadDataset, squad_ids: 
             if not rows:
                 readers[reader] = None
                 continue
-            block: dict = {}
-            for m, metric in enumerate(("exact_match", "f1")):
-                a, c = [o[i][m] for i in rows], [p[i][m] for i in rows]
-                diff, low, high = bootstrap_scores(a, c, n=n_bootstrap, seed=seed,
-                                                   confidence=confidence)
-                block[metric] = {"orig": round(100 * sum(a) / len(a), 2),
-                                 "para": round(100 * sum(c) / len(c), 2),
-                                 "drop": round(100 * diff, 2), "ci_low": round(100 * low, 2),
-                                 "ci_high": round(100 * high, 2)}
-            readers[reader] = block
+            readers[reader] = subset_drops(o, p, rows, n_bootstrap, seed, confidence)
         out[f"bucket{b}"] = {"pairs": len(rows),
                              "hyperlinks": [min(counts), max(counts)] if counts else None,
                              "readers": readers}

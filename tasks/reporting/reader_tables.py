@@ -247,12 +247,40 @@ def bucket_rows(buckets: Mapping) -> tuple[list[str], list[list[object]]]:
                          lambda s: [f"{s['exact_match']:.2f}", f"{s['f1']:.2f}"])
 
 
+def _drop_cells(s: Mapping) -> list[object]:
+    """EM on orig and para and the EM drop with its CI, of one reader on a subset of pairs."""
+    em = s["exact_match"]
+    return [f"{em['orig']:.2f}", f"{em['para']:.2f}",
+            f"{em['drop']:+.2f} [{em['ci_low']:+.2f}, {em['ci_high']:+.2f}]"]
+
+
+#: How the readers report names the groups of :data:`tasks.paraphrase.edits.EDIT_GROUPS`.
+EDIT_GROUP_LABELS = {
+    "removes_answer_sentence_word": "drops a word of the answer's sentence",
+    "other_content_change": "changes other content words",
+    "no_content_change": "changes no content word",
+}
+
+
+def edit_group_rows(groups: Mapping) -> tuple[list[str], list[list[object]]]:
+    """A paraphrased set per edit group (rows): pairs, then each reader's EM on orig and para
+    and the EM drop with its CI (column triples; "-" where a group is empty)."""
+    first = next(iter(groups["groups"].values()), None)
+    readers = list(first["readers"]) if first else []
+    columns = ("EM orig", "EM para", "EM drop [CI]")
+    header = ["the paraphrase", "pairs", *[f"{r} {m}" for r in readers for m in columns]]
+    rows: list[list[object]] = []
+    for name, g in groups["groups"].items():
+        row: list[object] = [EDIT_GROUP_LABELS.get(name, name), g["pairs"]]
+        for reader in readers:
+            row += _drop_cells(g["readers"][reader]) if g["readers"][reader] else ["-"] * 3
+        rows.append(row)
+    return header, rows
+
+
 def paraphrase_bucket_rows(buckets: Mapping) -> tuple[list[str], list[list[object]]]:
     """A paraphrased set per subject-frequency bucket (rows): each reader's EM on orig and para
     and the EM drop with its CI (column triples)."""
-    def cells(s: Mapping) -> list[object]:
-        em = s["exact_match"]
-        return [f"{em['orig']:.2f}", f"{em['para']:.2f}",
-                f"{em['drop']:+.2f} [{em['ci_low']:+.2f}, {em['ci_high']:+.2f}]"]
 
-    return _bucket_table(buckets, "pairs", ("EM orig", "EM para", "EM drop [CI]"), cells)
+    return _bucket_table(buckets, "pairs", ("EM orig", "EM para", "EM drop [CI]"),
+                         _drop_cells)

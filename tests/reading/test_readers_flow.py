@@ -82,6 +82,16 @@ def test_flow_writes_checkpoint_predictions_and_tables(flow_run):
                   for b in para["buckets"].values() if b["pairs"]) / n
     assert orig_em == pytest.approx(block["orig"]["exact_match"], abs=0.05)
     assert "`dev` per subject-frequency bucket" in layout.readers_report.read_text()
+    # by what the paraphrases change: lower-casing changes no content word
+    groups = saved["paraphrased_edit_groups"]["dev"]
+    assert groups["pairs"] == n
+    assert {g: b["pairs"] for g, b in groups["groups"].items()} == {
+        "removes_answer_sentence_word": 0, "other_content_change": 0, "no_content_change": n}
+    assert groups["groups"]["other_content_change"]["readers"][name] is None
+    same = groups["groups"]["no_content_change"]["readers"][name]["exact_match"]
+    assert (same["orig"], same["para"]) == (block["orig"]["exact_match"],
+                                            block["para"]["exact_match"])
+    assert "`dev` by what the paraphrase changes" in layout.readers_report.read_text()
 
 
 def test_without_subject_links_buckets_are_skipped_with_a_note(flow_run, capsys):
