@@ -19,6 +19,7 @@ from tasks.reporting.reader_tables import (
     bucket_rows,
     comparison_rows,
     count_rows,
+    edit_group_rows,
     fusion_rows,
     gain_rows,
     open_rows,
@@ -84,6 +85,12 @@ def readers_section(artifacts: Mapping[str, Path], root: Path) -> Section:
             f"{name} per subject-frequency bucket ({para['linked']} of {para['pairs']} pairs "
             f"with a known subject, in the SQuAD dev buckets; bucket0 = {para['bucket0']}; "
             "EM drop = orig - para with its CI)", header, rows, 2))
+    for name, groups in (metrics.get("paraphrased_edit_groups") or {}).items():
+        header, rows = edit_group_rows(groups)
+        section.blocks.append(_table(
+            f"{name} by what the paraphrase changes ({groups['pairs']} pairs: whether it drops "
+            "a content word of the original found in the answer's sentence, changes other "
+            "content words or none; EM drop = orig - para with its CI)", header, rows, 2))
     return section
 
 

@@ -78,7 +78,19 @@ READERS = {"n_bootstrap": 200, "seed": 0, "confidence": 0.95, "sets": {"dev": ["
                                        "ci_low": 0.0, "ci_high": 66.67},
                        "f1": {"orig": 70.0, "para": 40.0, "drop": 30.0, "ci_low": 0.0,
                               "ci_high": 60.0}}}},
-                   "bucket1": {"pairs": 0, "hyperlinks": None, "readers": {"minilm": None}}}}}}
+                   "bucket1": {"pairs": 0, "hyperlinks": None, "readers": {"minilm": None}}}}},
+           "paraphrased_edit_groups": {"dev": {"pairs": 7, "groups": {
+               "removes_answer_sentence_word": {"pairs": 2, "readers": {"minilm": {
+                   "exact_match": {"orig": 50.0, "para": 0.0, "drop": 50.0, "ci_low": 0.0,
+                                   "ci_high": 100.0},
+                   "f1": {"orig": 55.0, "para": 5.0, "drop": 50.0, "ci_low": 0.0,
+                          "ci_high": 100.0}}}},
+               "other_content_change": {"pairs": 0, "readers": {"minilm": None}},
+               "no_content_change": {"pairs": 5, "readers": {"minilm": {
+                   "exact_match": {"orig": 60.0, "para": 60.0, "drop": 0.0, "ci_low": -40.0,
+                                   "ci_high": 40.0},
+                   "f1": {"orig": 62.0, "para": 62.0, "drop": 0.0, "ci_low": -40.0,
+                          "ci_high": 40.0}}}}}}}}
 AUGMENTATION = {"n_bootstrap": 200, "seed": 0, "confidence": 0.95, "files": {}, "kinds": {
     "non_adversarial": {
         "augmentation": {"threshold": 0.9, "training_questions": 40, "candidates": 31,
@@ -230,6 +242,8 @@ def test_report_holds_every_flows_numbers_figures_params_and_fingerprints(tmp_pa
                    "57.14", "47.62", "+14.28", "[+1.25, +30.50] *", "71.25",  # Tables 1-2
                    "18 of 20 questions", "3-77", "61.11", "64.72",  # dev per bucket
                    "6 of 7 pairs", "4-70", "66.67", "+33.33 [+0.00, +66.67]",  # dev set per bucket
+                   "drops a word of the answer&#39;s sentence", "+50.00 [+0.00, +100.00]",
+                   "+0.00 [-40.00, +40.00]",  # dev set per edit group
                    "0.9", "19", "52.12", "+4.50", "[+0.75, +8.25] *",  # Tables 3-6
                    "12.50", "37.50", "62.50", "+6.25", "[-3.50, +18.75]", "11.11"):  # RTR
         assert number in html, number
