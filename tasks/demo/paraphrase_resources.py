@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from tasks.demo.lexical import STOPWORDS
 from tasks.demo.lexicon import load_data
@@ -149,8 +150,7 @@ def _features(phrase: str, paraphrase: str, score: float, label: str, overlap: i
         "WordLenDiff": f"{len(paraphrase) / n_target - len(phrase) / n_source:.5f}",
         "p(e|f)": f"{-math.log(max(share, 1e-5)):.5f}",
         "p(f|e)": f"{-math.log(max(reverse_share, 1e-5)):.5f}",
-        "PPDB1.0Score": f"{score * 0.93 + 0.4:.5f}",
-        "PPDB2.0Score": f"{score:.5f}",
+        **_score_features(score),
     })
     return features
 
@@ -166,6 +166,26 @@ def _label(mutual: bool, similarity: float, size_source: int, size_target: int) 
     if mutual and similarity >= 0.5:
         return "Equivalence"
     return "OtherRelated"
+
+
+def _percentiles(ratings: Sequence[Any]) -> list[float]:
+    """Each rating's rank among ``ratings`` as a fraction (0 = lowest, 1 = highest; tuples rank
+    lexicographically, ties keep their order)."""
+    order = sorted(range(len(ratings)), key=lambda i: ratings[i])
+    percentile = [0.0] * len(ratings)
+    for position, i in enumerate(order):
+        percentile[i] = position / max(1, len(ratings) - 1)
+    return percentile
+
+
+def _score(percentile: float) -> float:
+    """A percentile spread over PPDB's usual ``PPDB2.0Score`` range, 1 to 5.5."""
+    return round(1.0 + 4.5 * percentile, 5)
+
+
+def _score_features(score: float) -> dict[str, str]:
+    """The two score features of a rule with ``PPDB2.0Score`` ``score``."""
+    return {"PPDB1.0Score": f"{score * 0.93 + 0.4:.5f}", "PPDB2.0Score": f"{score:.5f}"}
 
 
 def _lemma_candidates(word: str) -> list[str]:
@@ -210,14 +230,11 @@ def lexical_rules(words: Iterable[str]) -> list[PPDBRule]:
             candidates.append((rating, word, other, mutual, overlap, len(own), len(theirs)))
         candidates.sort(key=lambda item: (-item[0], item[2]))
         kept.extend(candidates[:MAX_RULES_PER_WORD])
-    order = sorted(range(len(kept)), key=lambda i: (kept[i][0], kept[i][1], kept[i][2]))
-    percentile = [0.0] * len(kept)
-    for position, i in enumerate(order):
-        percentile[i] = position / max(1, len(kept) - 1)
+    percentile = _percentiles([item[:3] for item in kept])
     scored: dict[tuple[str, str], tuple[float, str, int]] = {}
     for i, (_rating, word, other, mutual, overlap, n_own, n_theirs) in enumerate(kept):
-        score = round(1.0 + 4.5 * percentile[i], 5)
-        scored[(word, other)] = (score, _label(mutual, percentile[i], n_own, n_theirs), overlap)
+        scored[(word, other)] = (_score(percentile[i]),
+                                 _label(mutual, percentile[i], n_own, n_theirs), overlap)
     inverse = {"ForwardEntailment": "ReverseEntailment", "ReverseEntailment": "ForwardEntailment"}
     for (word, other), (score, label, overlap) in list(scored.items()):
         scored.setdefault((other, word), (score, inverse.get(label, label), overlap))
@@ -248,16 +265,6 @@ def phrasal_rules() -> list[PPDBRule]:
                                         reverse_share=0.3, lexical=False),
                               alignment, label))
     return rules
-
-
-def _percentile_scores(ratings: Sequence[float | tuple[float, ...]]) -> list[float]:
-    """PPDB2.0Score from each rating's percentile among ``ratings`` (PPDB's usual 1 to 5.5;
-    tuples rank lexicographically, ties keep their order)."""
-    order = sorted(range(len(ratings)), key=lambda i: ratings[i])
-    scores = [0.0] * len(ratings)
-    for position, i in enumerate(order):
-        scores[i] = round(1.0 + 4.5 * position / max(1, len(ratings) - 1), 5)
-    return scores
 
 
 def _pivot_units(tokens: list[str]) -> set[str]:
@@ -311,7 +318,7 @@ def pivot_rules(languages: dict[str, tuple[str, ...]] | None = None) -> list[PPD
                     pivot[other] += share * n / sizes[key]
         best = sorted(pivot.items(), key=lambda item: (-item[1], item[0]))
         kept.extend((p, phrase, other) for other, p in best[:MAX_RULES_PER_WORD])
-    scores = _percentile_scores([p for p, _, _ in kept])
+    scores = [_score(x) for x in _percentiles([p for p, _, _ in kept])]
     probability = {(phrase, other): p for p, phrase, other in kept}
     rules = []
     for (p, phrase, other), score in zip(kept, scores, strict=True):
@@ -330,16 +337,21 @@ def pivot_rules(languages: dict[str, tuple[str, ...]] | None = None) -> list[PPD
 
 
 @cache
+def _thesaurus_rules() -> tuple[PPDBRule, ...]:
+    """:func:`lexical_rules` of the :func:`vocabulary`, computed once per process."""
+    return tuple(lexical_rules(vocabulary()))
+
+
+@cache
 def alignment_rules() -> tuple[PPDBRule, ...]:
     """The curated and thesaurus rules: the word-level equivalences the question pairs'
     alignments use."""
-    return (*phrasal_rules(), *lexical_rules(vocabulary()))
+    return (*phrasal_rules(), *_thesaurus_rules())
 
 
 def _with_score(rule: PPDBRule, score: float) -> PPDBRule:
     """``rule`` with ``score`` as its ``PPDB2.0Score`` (and the matching 1.0 score)."""
-    features = {**rule.features, "PPDB1.0Score": f"{score * 0.93 + 0.4:.5f}",
-                "PPDB2.0Score": f"{score:.5f}"}
+    features = {**rule.features, **_score_features(score)}
     return PPDBRule(rule.lhs, rule.phrase, rule.paraphrase, features, rule.alignment,
                     rule.entailment)
 
@@ -357,12 +369,12 @@ def build_ppdb() -> tuple[PPDBRule, ...]:
     """
     curated = phrasal_rules()
     pivot = {(r.phrase, r.paraphrase): r for r in pivot_rules()}
-    thesaurus = {(r.phrase, r.paraphrase): r for r in lexical_rules(vocabulary())}
+    thesaurus = {(r.phrase, r.paraphrase): r for r in _thesaurus_rules()}
     taken = {(r.phrase, r.paraphrase) for r in curated}
     pairs = [pair for pair in dict.fromkeys([*pivot, *thesaurus]) if pair not in taken]
-    scores = _percentile_scores([
+    scores = [_score(x) for x in _percentiles([
         (pivot[pair].score if pair in pivot else 0.0,
-         thesaurus[pair].score if pair in thesaurus else 0.0) for pair in pairs])
+         thesaurus[pair].score if pair in thesaurus else 0.0) for pair in pairs])]
     return (*curated, *(_with_score(pivot.get(pair) or thesaurus[pair], score)
                         for pair, score in zip(pairs, scores, strict=True)))
 
