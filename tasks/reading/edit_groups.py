@@ -7,6 +7,11 @@ the paraphrase drops a content word of the original found in the answer's senten
 other content words; it changes none. Per group and reader: EM/F1 on orig and para and the drop
 with its paired bootstrap CI over the group's pairs. Works on any set whose orig and para files
 align by position (the flow's own sets and Gan & Ng's released ones).
+
+One reader training is one draw: :func:`edit_groups_over_seeds` scores the same set with the
+predictions of readers trained with several seeds and summarises each group's EM drop over the
+seeds (mean, sd, Student-t interval over the draws, and the two-level bootstrap over seeds and
+pairs of :mod:`tasks.evaluation.over_seeds`).
 """
 
 from __future__ import annotations
@@ -14,6 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
+
+from tasks.evaluation.over_seeds import SeedInterval, summarise_over_seeds
 from tasks.io.squad import SquadDataset, read_predictions
 from tasks.paraphrase.edits import EDIT_GROUPS, aligned_edits, edit_group
 from tasks.reading.robustness import subset_drops
@@ -55,3 +63,31 @@ def score_edit_groups(predictions: Mapping[str, tuple[Path, Path]], orig_file: P
         read_squad_v11(orig_file), read_squad_v11(para_file), groups,
         {r: (read_predictions(o), read_predictions(p)) for r, (o, p) in predictions.items()},
         n_bootstrap=n_bootstrap, seed=seed, confidence=confidence)
+
+
+def edit_groups_over_seeds(orig_file: Path, para_file: Path,
+                           predictions: Mapping[int, tuple[Path, Path]],
+                           interval: SeedInterval = SeedInterval()) -> dict:
+    """The EM drop ``orig - para`` (points) of the whole set and of each edit group, per
+    reader training seed (``predictions[seed] = (orig, para)`` prediction files) and summarised
+    over the seeds (:func:`~tasks.evaluation.over_seeds.summarise_over_seeds`; the two-level
+    interval resamples seeds and the group's pairs). An empty group has no summary."""
+    if not predictions:
+        raise ValueError("no seeds' predictions to summarise")
+    groups = np.array([edit_group(e) for e in aligned_edits(orig_file, para_file)])
+    orig, para = read_squad_v11(orig_file), read_squad_v11(para_file)
+    drops = np.array([
+        [100.0 * (o[0] - p[0]) for o, p in zip(
+            question_scores(orig, read_predictions(o_path)),
+            question_scores(para, read_predictions(p_path)), strict=True)]
+        for o_path, p_path in predictions.values()])  # seeds x pairs
+    out: dict = {"seeds": list(predictions), "pairs": len(groups), "groups": {}}
+    for name, mask in [("all", np.ones(len(groups), dtype=bool)),
+                       *((g, groups == g) for g in EDIT_GROUPS)]:
+        matrix = drops[:, mask]
+        out["groups"][name] = {
+            "pairs": int(mask.sum()),
+            "per_seed": [round(float(v), 2) for v in matrix.mean(axis=1)] if mask.any() else [],
+            "summary": (summarise_over_seeds(list(matrix.mean(axis=1)), matrix, interval)
+                        if mask.any() else None)}
+    return out

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import pytest
 
+from tasks.evaluation.over_seeds import SeedInterval
 from tasks.io.errors import DataFormatError
 from tasks.io.squad import write_predictions, write_squad
 from tasks.paraphrase.edits import EDIT_GROUPS, aligned_edits, edit_group
-from tasks.reading.edit_groups import edit_group_scores, score_edit_groups
+from tasks.reading.edit_groups import (
+    edit_group_scores,
+    edit_groups_over_seeds,
+    score_edit_groups,
+)
 from tasks.reading.scoring import read_squad_v11
 from tasks.reporting.reader_tables import edit_group_rows
 
@@ -84,3 +89,27 @@ def test_bad_input_is_a_clear_error(files, tmp_path):
                         _squad([("p0", PAIRS[0][1], PAIRS[0][2])]))
     with pytest.raises(DataFormatError, match="short_para.json"):
         score_edit_groups(preds, orig, short)
+
+
+def test_the_drop_per_group_over_reader_seeds(files, tmp_path):
+    orig, para, preds = files
+    # a second draw that misses the first and the second paraphrase
+    second = (write_predictions(tmp_path / "o2.json", {"o0": "Oslo", "o1": "Bergen",
+                                                        "o2": "Oslo"}),
+              write_predictions(tmp_path / "p2.json", {"p0": "Bergen", "p1": "Oslo",
+                                                        "p2": "Oslo"}))
+    result = edit_groups_over_seeds(orig, para, {42: preds["r"], 1: second},
+                                    SeedInterval(n=50))
+    assert result["seeds"] == [42, 1] and result["pairs"] == 3
+    groups = result["groups"]
+    assert groups["all"]["per_seed"] == [pytest.approx(100 / 3, abs=0.01),
+                                         pytest.approx(200 / 3, abs=0.01)]
+    assert groups["removes_answer_sentence_word"]["per_seed"] == [100.0, 100.0]
+    assert groups["removes_answer_sentence_word"]["summary"]["mean"] == 100.0
+    assert groups["other_content_change"]["per_seed"] == [0.0, 100.0]
+    summary = groups["other_content_change"]["summary"]
+    assert (summary["mean"], summary["seeds"]) == (50.0, 2)
+    assert summary["two_level_low"] <= 50.0 <= summary["two_level_high"]
+    assert groups["no_content_change"]["summary"]["sd"] == 0.0
+    with pytest.raises(ValueError, match="no seeds"):
+        edit_groups_over_seeds(orig, para, {})
