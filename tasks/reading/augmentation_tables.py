@@ -22,6 +22,7 @@ from tasks.reporting.reader_tables import (
     count_rows,
     gain_rows,
     seed_drop_rows,
+    seed_edit_group_rows,
     seed_gain_rows,
     seed_intro,
     seed_pattern_rows,
@@ -81,6 +82,12 @@ def seed_section(seeds: Mapping) -> str:
     if rows:
         text += ("\nParaphrase drop (orig - para, Tables 1-2) of the readers over the same "
                  "seeds:\n\n" + markdown_table(header, rows))
+    header, rows = seed_edit_group_rows(seeds)
+    if rows:
+        text += ("\nThe same drop by what the paraphrase changes (EM; whether it drops a "
+                 "content word of the original found in the answer's sentence, changes other "
+                 "content words or none; two-level CI over seeds and the group's pairs):\n\n"
+                 + markdown_table(header, rows))
     header, rows = seed_pattern_rows(seeds)
     if rows:
         text += ("\nParaphrased questions' gain minus their originals' gain (Gan & Ng: "

@@ -85,9 +85,8 @@ def edit_groups_over_seeds(orig_file: Path, para_file: Path,
     for name, mask in [("all", np.ones(len(groups), dtype=bool)),
                        *((g, groups == g) for g in EDIT_GROUPS)]:
         matrix = drops[:, mask]
+        per_seed = [float(v) for v in matrix.mean(axis=1)] if mask.any() else []
         out["groups"][name] = {
-            "pairs": int(mask.sum()),
-            "per_seed": [round(float(v), 2) for v in matrix.mean(axis=1)] if mask.any() else [],
-            "summary": (summarise_over_seeds(list(matrix.mean(axis=1)), matrix, interval)
-                        if mask.any() else None)}
+            "pairs": int(mask.sum()), "per_seed": [round(v, 2) for v in per_seed],
+            "summary": summarise_over_seeds(per_seed, matrix, interval) if per_seed else None}
     return out

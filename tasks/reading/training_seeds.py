@@ -29,6 +29,7 @@ import numpy as np
 from tasks.evaluation.over_seeds import SeedInterval, seed_summary, summarise_over_seeds
 from tasks.io.errors import DataFormatError
 from tasks.io.squad import SquadDataset, read_predictions
+from tasks.reading.edit_groups import edit_groups_over_seeds
 from tasks.reading.scoring import question_scores, read_squad_v11, score_predictions
 
 __all__ = ["compare_over_seeds", "seed_summary"]
@@ -60,8 +61,9 @@ def compare_over_seeds(runs: Mapping[int, SeedRun], data_files: Mapping[str, Pat
     """``runs[seed]`` = that seed's before and after prediction files of every test file
     ``data_files[name]`` -> per kind and file: per-seed EM/F1 before and after, the gains and
     their summary over seeds (t-interval and two-level bootstrap with ``n_bootstrap``
-    resamples); per paraphrased set: the drop ``orig - para`` before and after and ``para
-    gain - orig gain`` likewise. The readers before augmentation are scored once."""
+    resamples); per paraphrased set: the drop ``orig - para`` before and after (also per edit
+    group, :func:`~tasks.reading.edit_groups.edit_groups_over_seeds`) and ``para gain - orig
+    gain`` likewise. The readers before augmentation are scored once."""
     if not runs:
         raise ValueError("no seed runs to compare")
     seeds = list(runs)
@@ -84,7 +86,13 @@ def compare_over_seeds(runs: Mapping[int, SeedRun], data_files: Mapping[str, Pat
             sets[name] = _gains(scored[name], len(questions), interval)
         pairs = _pairs(scored, data_files)
         out[kind] = {"sets": sets, "paraphrase_minus_original": _pattern(pairs, interval),
-                     "paraphrase_drop": _drops(pairs, interval)}
+                     "paraphrase_drop": _drops(pairs, interval),
+                     "paraphrase_drop_by_edit": {
+                         stem: {side: edit_groups_over_seeds(
+                             data_files[f"{stem}_orig"], data_files[f"{stem}_para"],
+                             {seed: _side_files(run, side, kind, stem)
+                              for seed, run in runs.items()}, interval)
+                             for side in ("before", "after")} for stem in pairs}}
     return {"statistic": "EM/F1 in percent (official SQuAD v1.1) of the reader before and "
                          "after augmentation, each trained once per seed; gain = after - "
                          "before in points; mean, sample sd and Student-t interval over seeds; "
@@ -135,6 +143,12 @@ def _pairs(scored: Mapping[str, PerSeed], data_files: Mapping[str, Path]) -> Pai
                                   f"{p} questions")
         out[stem] = (orig, para)
     return out
+
+
+def _side_files(run: SeedRun, side: str, kind: str, stem: str) -> tuple[Path, Path]:
+    """One seed's orig and para prediction files of set ``stem``, before or after ``kind``."""
+    files = run["before"] if side == "before" else run["after"][kind]
+    return files[f"{stem}_orig"], files[f"{stem}_para"]
 
 
 def _drop_matrix(orig: PerSeed, para: PerSeed, side: str, metric: str) -> np.ndarray:

@@ -27,6 +27,7 @@ from tasks.reporting.reader_tables import (
     reader_rows,
     relation_rows,
     seed_drop_rows,
+    seed_edit_group_rows,
     seed_gain_rows,
     seed_intro,
     seed_pattern_rows,
@@ -127,6 +128,11 @@ def augmentation_section(artifacts: Mapping[str, Path], root: Path) -> Section:
         if rows:
             section.blocks.append(_table("Paraphrase drop (orig - para) of the readers over "
                                          "seeds", header, rows, 2))
+        header, rows = seed_edit_group_rows(seeds)
+        if rows:
+            section.blocks.append(_table(
+                "Paraphrase drop (EM) over seeds by what the paraphrase changes (drops a word "
+                "of the answer's sentence, other content words, none)", header, rows, 3))
         header, rows = seed_pattern_rows(seeds)
         if rows:
             section.blocks.append(_table("Paraphrased questions' gain minus their originals' "

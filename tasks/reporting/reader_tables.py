@@ -136,6 +136,27 @@ def seed_drop_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:
     return header, rows
 
 
+def seed_edit_group_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:
+    """The paraphrase drop over training seeds by what the paraphrase changes: one row per
+    reader (before augmentation, once; after, per kind), paraphrased set and edit group: the EM
+    drop per seed, its mean (sd), t-interval and two-level CI."""
+    header = ["reader", "set", "the paraphrase", "pairs", "EM drop per seed",
+              *(f"EM drop {c}" for c in OVER_SEEDS)]
+    rows: list[list[object]] = []
+    for i, (kind, block) in enumerate(seeds["kinds"].items()):
+        for side, label in (("before", "before augmentation"), ("after", f"after: {kind}")):
+            if side == "before" and i:
+                continue  # the same reader for every kind
+            for name, sides in block.get("paraphrase_drop_by_edit", {}).items():
+                for group, g in sides[side]["groups"].items():
+                    s = g["summary"]
+                    cells = ([", ".join(f"{v:+.2f}" for v in g["per_seed"]), mean_sd(s),
+                              t_interval(s), two_level(s)] if s else ["-"] * 4)
+                    rows.append([label, name, EDIT_GROUP_LABELS.get(group, group),
+                                 g["pairs"], *cells])
+    return header, rows
+
+
 def seed_pattern_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:
     """One row per kind and paraphrased set: the paraphrased questions' gain minus their
     originals' gain, per seed and over seeds (EM and F1)."""
@@ -256,6 +277,7 @@ def _drop_cells(s: Mapping) -> list[object]:
 
 #: How the readers report names the groups of :data:`tasks.paraphrase.edits.EDIT_GROUPS`.
 EDIT_GROUP_LABELS = {
+    "all": "any (the whole set)",
     "removes_answer_sentence_word": "drops a word of the answer's sentence",
     "other_content_change": "changes other content words",
     "no_content_change": "changes no content word",

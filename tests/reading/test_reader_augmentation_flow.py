@@ -181,6 +181,12 @@ def test_before_and_after_over_training_seeds(flow_run):
         orig, para = (sets[f"dev_{v}"]["per_seed"][str(seed)]["before"]["exact_match"]
                       for v in ("orig", "para"))
         assert drop[str(seed)]["exact_match"] == pytest.approx(orig - para, abs=0.011)
+    by_edit = seeds["kinds"]["non_adversarial"]["paraphrase_drop_by_edit"]["dev"]["before"]
+    assert by_edit["seeds"] == [main, EXTRA]
+    assert by_edit["groups"]["all"]["per_seed"] == pytest.approx(
+        [drop[str(s)]["exact_match"] for s in (main, EXTRA)], abs=0.011)
+    assert sum(g["pairs"] for name, g in by_edit["groups"].items() if name != "all") == \
+        by_edit["pairs"]
     text = layout.augmentation_report.read_text()
     assert "## Over reader training seeds" in text
     assert f"EM gain per seed ({main}, {EXTRA})" in text

@@ -14,7 +14,12 @@ from tasks.io.errors import DataFormatError
 from tasks.io.squad import build_squad, write_predictions, write_squad
 from tasks.reading.augmentation_tables import write_augmentation_tables
 from tasks.reading.training_seeds import compare_over_seeds, seed_summary
-from tasks.reporting.reader_tables import seed_drop_rows, seed_gain_rows, seed_pattern_rows
+from tasks.reporting.reader_tables import (
+    seed_drop_rows,
+    seed_edit_group_rows,
+    seed_gain_rows,
+    seed_pattern_rows,
+)
 
 #: t quantiles (0.975) for 2 and 1 degrees of freedom, from a printed table.
 T_975 = {2: 4.302652729, 1: 12.70620474}
@@ -148,6 +153,27 @@ def test_paraphrase_drop_of_the_readers_before_and_after(seeds_metrics):
     assert after["exact_match"]["mean"] == -12.5 and after["exact_match"]["below_zero"] == 1
 
 
+def test_paraphrase_drop_by_edit_group_over_seeds(seeds_metrics):
+    by_edit = seeds_metrics["kinds"]["non_adversarial"]["paraphrase_drop_by_edit"]
+    assert list(by_edit) == ["dev"]
+    drop = seeds_metrics["kinds"]["non_adversarial"]["paraphrase_drop"]["dev"]
+    for side in ("before", "after"):
+        groups = by_edit["dev"][side]["groups"]
+        assert groups["all"]["per_seed"] == [drop[side]["per_seed"][s]["exact_match"]
+                                             for s in ("42", "7")]
+        # the paraphrases repeat the originals: every pair changes no content word
+        assert groups["no_content_change"]["per_seed"] == groups["all"]["per_seed"]
+        assert groups["removes_answer_sentence_word"] == {"pairs": 0, "per_seed": [],
+                                                          "summary": None}
+    assert by_edit["dev"]["after"]["groups"]["all"]["summary"]["mean"] == -12.5
+    header, rows = seed_edit_group_rows(seeds_metrics)
+    assert header[:5] == ["reader", "set", "the paraphrase", "pairs", "EM drop per seed"]
+    assert rows[0][:6] == ["before augmentation", "dev", "any (the whole set)", 4,
+                           "+25.00, +25.00", "+25.00 (0.00)"]
+    assert rows[1][3:] == [0, "-", "-", "-", "-"]
+    assert [r[0] for r in rows].count("after: non_adversarial") == 4
+
+
 def test_report_rows_and_markdown_section(seeds_metrics, tmp_path):
     header, rows = seed_gain_rows(seeds_metrics)
     assert header[5] == "EM gain per seed (42, 7)"
@@ -175,6 +201,8 @@ def test_report_rows_and_markdown_section(seeds_metrics, tmp_path):
     assert "## Over reader training seeds" in text and "| non_adversarial | dev | +25.00, +50.00" \
         in text
     assert "| before augmentation | dev | +25.00, +25.00 |" in text
+    assert ("| before augmentation | dev | changes no content word | 4 | +25.00, +25.00 |"
+            in text)
 
 
 def test_a_repeated_training_seed_is_refused():
