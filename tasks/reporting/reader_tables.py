@@ -4,7 +4,7 @@ JSON."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from tasks.reporting.seed_tables import mean_sd, t_interval, two_level
 
@@ -117,6 +117,15 @@ def seed_gain_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:
     return header, rows
 
 
+def _seed_readers(seeds: Mapping) -> Iterator[tuple[str, str, Mapping]]:
+    """``(row label, side, kind block)`` for each reader of the seed tables: the reader before
+    augmentation once (the same for every kind), then the re-trained one of each kind."""
+    for i, (kind, block) in enumerate(seeds["kinds"].items()):
+        if not i:
+            yield "before augmentation", "before", block
+        yield f"after: {kind}", "after", block
+
+
 def seed_drop_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:
     """Tables 1-2 over training seeds: one row per reader (before augmentation, once; after,
     per kind) and paraphrased set: the drop orig - para per seed and over seeds."""
@@ -124,15 +133,12 @@ def seed_drop_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]:
     header = ["reader", "set", f"EM orig - para per seed ({', '.join(order)})",
               *_over_seeds_header("EM", "seeds above 0")]
     rows: list[list[object]] = []
-    for i, (kind, block) in enumerate(seeds["kinds"].items()):
-        for side, label in (("before", "before augmentation"), ("after", f"after: {kind}")):
-            if side == "before" and i:
-                continue  # the same reader for every kind
-            for name, b in block.get("paraphrase_drop", {}).items():
-                em, f1 = b[side]["exact_match"], b[side]["f1"]
-                per_seed = ", ".join(f"{b[side]['per_seed'][s]['exact_match']:+.2f}"
-                                     for s in order)
-                rows.append([label, name, per_seed, *_over_seeds(em, f1)])
+    for label, side, block in _seed_readers(seeds):
+        for name, b in block.get("paraphrase_drop", {}).items():
+            em, f1 = b[side]["exact_match"], b[side]["f1"]
+            per_seed = ", ".join(f"{b[side]['per_seed'][s]['exact_match']:+.2f}"
+                                 for s in order)
+            rows.append([label, name, per_seed, *_over_seeds(em, f1)])
     return header, rows
 
 
@@ -143,17 +149,14 @@ def seed_edit_group_rows(seeds: Mapping) -> tuple[list[str], list[list[object]]]
     header = ["reader", "set", "the paraphrase", "pairs", "EM drop per seed",
               *(f"EM drop {c}" for c in OVER_SEEDS)]
     rows: list[list[object]] = []
-    for i, (kind, block) in enumerate(seeds["kinds"].items()):
-        for side, label in (("before", "before augmentation"), ("after", f"after: {kind}")):
-            if side == "before" and i:
-                continue  # the same reader for every kind
-            for name, sides in block.get("paraphrase_drop_by_edit", {}).items():
-                for group, g in sides[side]["groups"].items():
-                    s = g["summary"]
-                    cells = ([", ".join(f"{v:+.2f}" for v in g["per_seed"]), mean_sd(s),
-                              t_interval(s), two_level(s)] if s else ["-"] * 4)
-                    rows.append([label, name, EDIT_GROUP_LABELS.get(group, group),
-                                 g["pairs"], *cells])
+    for label, side, block in _seed_readers(seeds):
+        for name, sides in block.get("paraphrase_drop_by_edit", {}).items():
+            for group, g in sides[side]["groups"].items():
+                s = g["summary"]
+                cells = ([", ".join(f"{v:+.2f}" for v in g["per_seed"]), mean_sd(s),
+                          t_interval(s), two_level(s)] if s else ["-"] * 4)
+                rows.append([label, name, EDIT_GROUP_LABELS.get(group, group), g["pairs"],
+                             *cells])
     return header, rows
 
 
