@@ -14,6 +14,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from models.mlm.config import MlmConfig
+from models.optim import adamw, decay_groups
 from models.retriever.module import linear_schedule
 from models.threads import pinned_torch_threads
 from tasks.io.atomic import atomic_dir, write_json
@@ -40,12 +41,8 @@ class MlmModule(pl.LightningModule):
         return loss
 
     def configure_optimizers(self) -> dict[str, Any]:
-        decay, no_decay = [], []
-        for name, param in self.model.named_parameters():
-            (no_decay if param.ndim < 2 or "LayerNorm" in name else decay).append(param)
-        optimizer = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": self.config.weight_decay},
-             {"params": no_decay, "weight_decay": 0.0}], lr=self.config.lr)
+        optimizer = adamw(decay_groups(self.model.named_parameters(), self.config.weight_decay),
+                          lr=self.config.lr, precision=self.config.precision)
         scheduler = torch.optim.lr_scheduler.LambdaLR(
             optimizer, linear_schedule(self.config.warmup_steps, self.config.max_steps))
         return {"optimizer": optimizer,

@@ -7,6 +7,7 @@ import math
 import pytorch_lightning as pl
 import torch
 
+from models.optim import adamw, decay_groups
 from models.paraphraser.config import ModelConfig, ParaphraserConfig
 from models.paraphraser.data import TensorBatch
 from models.paraphraser.network import PointerGeneratorTransformer, sequence_loss
@@ -68,14 +69,10 @@ class ParaphraserModule(pl.LightningModule):
             self.history.append({"step": self.global_step, "val_loss": float(value)})
 
     def configure_optimizers(self):
-        decay, no_decay = [], []
-        for name, param in self.model.named_parameters():
-            if not param.requires_grad:
-                continue
-            (no_decay if param.ndim < 2 or name.startswith("embed") else decay).append(param)
-        groups = [{"params": decay, "weight_decay": self.config.weight_decay},
-                  {"params": no_decay, "weight_decay": 0.0}]
-        optimizer = torch.optim.AdamW(groups, lr=self.config.lr, betas=self.config.betas)
+        groups = decay_groups(self.model.named_parameters(), self.config.weight_decay,
+                              no_decay=lambda name, p: p.ndim < 2 or name.startswith("embed"))
+        optimizer = adamw(groups, lr=self.config.lr, betas=self.config.betas,
+                          precision=self.config.precision)
         total = self.config.max_steps
         if total is None and self.trainer is not None:
             total = int(self.trainer.estimated_stepping_batches)

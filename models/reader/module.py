@@ -11,6 +11,7 @@ import pytorch_lightning as pl
 import torch
 
 from models.datamodule import SeededDataModule
+from models.optim import adamw, decay_groups
 from models.reader.config import ReaderConfig
 from models.reader.data import WindowCollator, WindowDataset
 from models.reader.features import Window
@@ -67,17 +68,10 @@ class ReaderModule(pl.LightningModule):
         return loss
 
     def configure_optimizers(self):
-        decay, no_decay = [], []
-        for name, param in self.model.named_parameters():
-            if param.requires_grad:
-                (no_decay if param.ndim < 2 or "LayerNorm" in name else decay).append(param)
-        # fused AdamW (one kernel over all tensors): the same update, a third of the for-loop
-        # implementation's time; with MiniLM on CPU that loop was ~40 % of a batch-2 step
-        # (bench/RESULTS.md). Fused needs every parameter on CPU or CUDA.
-        fused = all(p.device.type in ("cpu", "cuda") for p in decay + no_decay)
-        optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": self.config.weight_decay},
-                                       {"params": no_decay, "weight_decay": 0.0}],
-                                      lr=self.config.lr, fused=fused)
+        # fused AdamW (models/optim.py): with MiniLM on CPU the for-loop one was ~40 % of a
+        # batch-2 step (bench/RESULTS.md)
+        optimizer = adamw(decay_groups(self.model.named_parameters(), self.config.weight_decay),
+                          lr=self.config.lr, precision=self.config.precision)
         total = self.config.max_steps or int(self.trainer.estimated_stepping_batches)
         warmup = int(self.config.warmup_ratio * total)
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor(

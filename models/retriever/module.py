@@ -8,6 +8,7 @@ from typing import Any
 import pytorch_lightning as pl
 import torch
 
+from models.optim import adamw, decay_groups
 from models.retriever.config import RetrieverTrainConfig
 from models.retriever.data import BiEncoderBatch
 from models.retriever.loss import dpr_loss
@@ -88,14 +89,9 @@ class RetrieverModule(pl.LightningModule):
             "metrics": metrics})
 
     def configure_optimizers(self) -> dict[str, Any]:
-        decay, no_decay = [], []
-        for name, param in self.model.named_parameters():
-            if param.requires_grad:
-                (no_decay if param.ndim < 2 or "LayerNorm" in name else decay).append(param)
-        optimizer = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": self.config.weight_decay},
-             {"params": no_decay, "weight_decay": 0.0}],
-            lr=self.config.lr, eps=self.config.adam_eps)
+        optimizer = adamw(decay_groups(self.model.named_parameters(), self.config.weight_decay),
+                          lr=self.config.lr, eps=self.config.adam_eps,
+                          precision=self.config.precision)
         total = self.config.max_steps
         if total is None and self.trainer is not None:
             total = int(self.trainer.estimated_stepping_batches)
