@@ -19,6 +19,7 @@ from flows._params import resolve
 from tasks.config import Params
 from tasks.io.atomic import write_json
 from tasks.layout import Layout
+from tasks.pipeline.machine_speed import machine_speed
 from tasks.pipeline.stage_clock import StageClock
 from tasks.pipeline.stages import STAGES, Stage
 
@@ -35,12 +36,17 @@ def study(params: Params | None = None, profile: str | None = None,
     params = resolve(params, profile, params_file)
     layout = Layout(params)
     clock = StageClock()
+    machine = machine_speed()  # the machine's speed today: wall times compare only with it
     for stage in STAGES:
         if stage.when(params):
             with clock.stage(stage.name):
                 stage_flow(stage)(params=params)
-    write_json(layout.study_timings, clock.summary(), indent=2)
-    print(f"time per stage (-> {layout.study_timings}):\n{clock.table()}")
+    machine["matmul_gflops_end"] = machine_speed()["matmul_gflops"]
+    write_json(layout.study_timings, {**clock.summary(), "machine": machine}, indent=2)
+    print(f"time per stage (-> {layout.study_timings}):\n{clock.table()}\n"
+          f"machine: {machine['cpu']}, {machine['cores']} cores, float32 matmul "
+          f"{machine['matmul_gflops']} GFLOP/s at the start, "
+          f"{machine['matmul_gflops_end']} at the end ({machine['torch_threads']} threads)")
     outputs = {
         "questions": str(layout.eq_dataset),
         "EQ summary": str(layout.eq_summary),

@@ -100,6 +100,9 @@ def test_study_records_the_time_of_every_stage(two_runs, smoke_params):
     assert [s["stage"] for s in timings["stages"]] == ran
     assert all(s["wall_s"] >= 0 and s["cpu_s"] >= 0 for s in timings["stages"])
     assert timings["total"]["cpu_s"] > 0
+    machine = timings["machine"]  # the machine's speed at the start and at the end
+    assert machine["matmul_gflops"] > 0 and machine["matmul_gflops_end"] > 0
+    assert machine["cores"] >= 1 and machine["torch_threads"] >= 1 and machine["cpu"]
 
 
 def test_second_run_is_served_from_cache(two_runs):

@@ -35,3 +35,14 @@ def test_a_failing_stage_is_still_recorded():
     with pytest.raises(RuntimeError), clock.stage("broken"):
         raise RuntimeError("boom")
     assert [s.stage for s in clock.stages] == ["broken"]
+
+
+def test_the_machine_speed_probe_measures_matrix_products():
+    from tasks.pipeline.machine_speed import machine_speed, matmul_gflops
+
+    fast = matmul_gflops(seconds=0.2, rounds=2)
+    small = matmul_gflops(seconds=0.2, rounds=2, size=8)  # tiny products: overhead dominates
+    assert fast > 0 and small > 0 and small < fast
+    speed = machine_speed(seconds=0.2)
+    assert set(speed) == {"cpu", "cores", "torch_threads", "matmul_gflops"}
+    assert speed["cores"] >= 1 and speed["torch_threads"] >= 1 and speed["cpu"]
