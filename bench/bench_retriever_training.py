@@ -2,7 +2,8 @@
 
 Both train the SAME model (a small random BERT pair, same initial weights) on the SAME
 pre-collated batches (synthetic DPR examples, one hard negative each) with the same optimiser
-(AdamW, linear warm-up/decay), loss (in-batch + hard-negative NLL) and gradient clipping (2.0):
+(fused AdamW, linear warm-up/decay), loss (in-batch + hard-negative NLL) and gradient clipping
+(2.0):
 
 * ours: ``RetrieverModule`` under the Trainer of ``models.retriever.api.build_trainer``
   (the one training uses: ``last.ckpt`` callback, clipping, no logger);
@@ -84,7 +85,8 @@ def run_bare(model, batches, config, checkpoint: Path | None = None) -> float:
                 if p.requires_grad and (p.ndim < 2 or "LayerNorm" in n)]
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
                                    {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=config.lr, eps=config.adam_eps)
+                                  lr=config.lr, eps=config.adam_eps,
+                                  fused=True)  # as the module's (models/optim.py)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, linear_schedule(config.warmup_steps, config.max_steps))
     for batch in batches:
