@@ -42,6 +42,10 @@ class RetrieverTrainConfig(BaseModel):
     freeze: Freeze = "full"
     max_length: int = Field(256, ge=8, le=512, description="question and passage tokens")
     gradient_checkpointing: bool = False
+    grad_cache_chunk: int | None = Field(
+        None, ge=1, description="gradient cache (Gao et al., 2021): encode at most this many "
+        "questions or passages at once, so a step's activation memory is one chunk's whatever "
+        "the batch size (one more forward pass); None: off")
     # training data
     hard_negatives: int = Field(1, ge=0, description="BM25 hard negatives per question")
     other_negatives: int = Field(0, ge=0, description="random negatives (negative_ctxs)")

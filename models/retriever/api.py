@@ -15,6 +15,7 @@ import os
 import platform
 import shutil
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,7 +110,10 @@ def build_trainer(config: RetrieverTrainConfig, checkpoint_dir: Path, has_val: b
         **resolve_hardware(config),
         max_steps=config.max_steps or -1,
         max_epochs=config.max_epochs if config.max_steps is None else -1,
-        gradient_clip_val=config.grad_clip, gradient_clip_algorithm="norm",
+        # the gradient cache optimizes by hand (the module clips): Lightning refuses its own
+        # clipping with manual optimization
+        gradient_clip_val=None if config.grad_cache_chunk else config.grad_clip,
+        gradient_clip_algorithm="norm",
         logger=False, enable_progress_bar=False, enable_model_summary=False,
         num_sanity_val_steps=0, limit_val_batches=1.0 if has_val else 0,
         log_every_n_steps=config.log_every_n_steps, default_root_dir=str(checkpoint_dir),
@@ -170,7 +174,11 @@ def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
     data = RetrieverDataModule(train, val, tokenizer, config.batch_size, config.max_length,
                                config.seed, config.num_workers)
     started = time.time()
-    with pinned_torch_threads(config.cpu_threads):  # weights must not depend on the caller
+    with pinned_torch_threads(config.cpu_threads), warnings.catch_warnings():
+        # (threads pinned: weights must not depend on the caller.) With the gradient cache's
+        # manual optimization Lightning warns that a step checkpoint holds the weights after
+        # the step: with the step count it stores, that is what resuming needs.
+        warnings.filterwarnings("ignore", message="Using ModelCheckpoint with manual optim")
         trainer = build_trainer(config, checkpoint_dir, bool(val))
         trainer.fit(module, datamodule=data, ckpt_path=str(resume) if resume else None)
     seconds = time.time() - started

@@ -25,7 +25,8 @@ def biencoder_nll(q: Tensor, ctx: Tensor, positive_idx: Tensor) -> tuple[Tensor,
     return loss, correct
 
 
-def _world() -> tuple[int, int]:
+def rank_and_world() -> tuple[int, int]:
+    """``(rank, world size)`` of this process; ``(0, 1)`` outside ``torch.distributed``."""
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized():
@@ -38,7 +39,7 @@ def gather_with_grad(local: Tensor) -> tuple[Tensor, list[int]]:
     local rows keep their autograd graph. Also returns each process's row count."""
     import torch.distributed as dist
 
-    rank, world = _world()
+    rank, world = rank_and_world()
     if world == 1:
         return local, [local.shape[0]]
     size = torch.tensor([local.shape[0]], device=local.device, dtype=torch.long)
@@ -59,7 +60,7 @@ def gather_with_grad(local: Tensor) -> tuple[Tensor, list[int]]:
 def global_batch(q: Tensor, ctx: Tensor, positive_idx: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """The batch of every process: questions, passages and positive indices into the gathered
     passages (offset by the passages of lower ranks). Single process: the inputs."""
-    _, world = _world()
+    _, world = rank_and_world()
     if world == 1:
         return q, ctx, positive_idx
     all_q, _ = gather_with_grad(q)

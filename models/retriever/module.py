@@ -3,6 +3,7 @@ and decay (DPR's ``get_schedule_linear``)."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pytorch_lightning as pl
@@ -11,6 +12,7 @@ import torch
 from models.optim import adamw, decay_groups
 from models.retriever.config import RetrieverTrainConfig
 from models.retriever.data import BiEncoderBatch
+from models.retriever.grad_cache import average_gradients, grad_cache_step
 from models.retriever.loss import dpr_loss
 from models.retriever.network import BiEncoder
 
@@ -46,13 +48,35 @@ class RetrieverModule(pl.LightningModule):
         self.end_state_file = end_state_file
         if config.gradient_checkpointing:
             model.gradient_checkpointing_enable()
+        # the gradient cache runs its own backward passes: Lightning's manual optimization
+        self.automatic_optimization = config.grad_cache_chunk is None
 
     def _loss(self, batch: BiEncoderBatch) -> tuple[torch.Tensor, torch.Tensor, int]:
         q, ctx = self.model(batch.q_ids, batch.q_mask, batch.ctx_ids, batch.ctx_mask)
         return dpr_loss(q, ctx, batch.positive_idx)
 
+    def _grad_cache_step(self, batch: BiEncoderBatch) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """One optimizer step with the gradient cache (``models/retriever/grad_cache.py``):
+        chunked backward passes without DDP's per-backward synchronisation, one gradient
+        average across processes, then clipping, the step and the schedule."""
+        optimizer = self.optimizers()
+        optimizer.zero_grad()
+        wrapped = self.trainer.strategy.model  # DDP's wrapper under DDP
+        no_sync = getattr(wrapped, "no_sync", None)
+        with no_sync() if no_sync is not None else contextlib.nullcontext():
+            out = grad_cache_step(self.model, batch, self.config.grad_cache_chunk,
+                                  self.manual_backward)
+        average_gradients(p for p in self.model.parameters() if p.requires_grad)
+        if self.config.grad_clip:
+            self.clip_gradients(optimizer, gradient_clip_val=self.config.grad_clip,
+                                gradient_clip_algorithm="norm")
+        return out
+
     def training_step(self, batch: BiEncoderBatch, batch_idx: int) -> torch.Tensor:
-        loss, correct, n = self._loss(batch)
+        if self.automatic_optimization:
+            loss, correct, n = self._loss(batch)
+        else:
+            loss, correct, n = self._grad_cache_step(batch)
         self.log("train_loss", loss, prog_bar=True, batch_size=n)
         self.questions_seen += n
         step = self.global_step + 1
@@ -60,6 +84,9 @@ class RetrieverModule(pl.LightningModule):
             self.history.append({"step": step, "loss": float(loss.detach()),
                                  "accuracy": float(correct) / n,
                                  "lr": float(self.optimizers().param_groups[0]["lr"])})
+        if not self.automatic_optimization:  # after the history: the step's lr, as above
+            self.optimizers().step()
+            self.lr_schedulers().step()
         return loss
 
     def validation_step(self, batch: BiEncoderBatch, batch_idx: int) -> torch.Tensor:

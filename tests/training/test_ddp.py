@@ -32,3 +32,14 @@ def test_ddp_spawn_on_two_cpu_processes(tiny_bert, tiny_train_json, tiny_config,
     initial = load_encoder_model(tiny_bert).state_dict()
     after = trained.question_encoder.bert_model.state_dict()
     assert any(not torch.equal(after[k], initial[k]) for k in initial)
+
+
+def test_ddp_spawn_with_the_gradient_cache(tiny_bert, tiny_train_json, tiny_config, tmp_path):
+    """Lightning's manual optimization under DDP: the chunked backward passes run without
+    DDP's synchronisation, one gradient average follows (the math: test_grad_cache.py)."""
+    config = tiny_config(max_steps=3, devices=2, strategy="ddp_spawn", grad_cache_chunk=2)
+    state = train_retriever(load_samples(tiny_train_json), tiny_bert, config, tmp_path / "out",
+                            tmp_path / "ckpt")
+    assert state["global_step"] == 3 and len(state["log_history"]) == 3
+    args = json.loads((tmp_path / "out" / "training_args.json").read_text())
+    assert args["grad_cache_chunk"] == 2 and args["resolved"]["devices"] == 2
