@@ -12,8 +12,9 @@ computation instead:
    backpropagate ``sum(vectors * cached gradient)``: by the chain rule the parameter gradients
    accumulate to exactly those of the whole batch's loss.
 
-The price is one more forward pass (about a third more compute); activation memory is one
-chunk's, whatever the batch size. A frozen encoder (``onlyQ`` / ``onlyP``) is not encoded
+The price is one more forward pass (in theory a third more compute; 55-65 % more time for
+the demo's small BERTs on 2 CPU cores, ``bench/bench_grad_cache.py``); activation memory is
+one chunk's, whatever the batch size. A frozen encoder (``onlyQ`` / ``onlyP``) is not encoded
 again. Under DDP the per-chunk backward passes run without DDP's gradient synchronisation and
 :func:`average_gradients` all-reduces once at the end (the average DDP would have taken).
 """
