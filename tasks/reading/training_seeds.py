@@ -73,6 +73,13 @@ def compare_over_seeds(runs: Mapping[int, SeedRun], data_files: Mapping[str, Pat
     before = {seed: {name: _score(questions, run["before"][name])
                      for name, questions in data.items() if questions}
               for seed, run in runs.items()}
+    before_by_edit: dict[str, dict] = {}  # the readers before augmentation: one per seed
+
+    def by_edit(stem: str, side: str, kind: str) -> dict:
+        files = {seed: _side_files(run, side, kind, stem) for seed, run in runs.items()}
+        return edit_groups_over_seeds(data_files[f"{stem}_orig"], data_files[f"{stem}_para"],
+                                      files, interval)
+
     out: dict = {}
     for kind in kinds:
         sets, scored = {}, {}
@@ -85,14 +92,14 @@ def compare_over_seeds(runs: Mapping[int, SeedRun], data_files: Mapping[str, Pat
                             for seed, run in runs.items()}
             sets[name] = _gains(scored[name], len(questions), interval)
         pairs = _pairs(scored, data_files)
+        for stem in pairs:
+            if stem not in before_by_edit:
+                before_by_edit[stem] = by_edit(stem, "before", kind)
         out[kind] = {"sets": sets, "paraphrase_minus_original": _pattern(pairs, interval),
                      "paraphrase_drop": _drops(pairs, interval),
                      "paraphrase_drop_by_edit": {
-                         stem: {side: edit_groups_over_seeds(
-                             data_files[f"{stem}_orig"], data_files[f"{stem}_para"],
-                             {seed: _side_files(run, side, kind, stem)
-                              for seed, run in runs.items()}, interval)
-                             for side in ("before", "after")} for stem in pairs}}
+                         stem: {"before": before_by_edit[stem],
+                                "after": by_edit(stem, "after", kind)} for stem in pairs}}
     return {"statistic": "EM/F1 in percent (official SQuAD v1.1) of the reader before and "
                          "after augmentation, each trained once per seed; gain = after - "
                          "before in points; mean, sample sd and Student-t interval over seeds; "

@@ -211,3 +211,22 @@ def test_a_repeated_training_seed_is_refused():
     with pytest.raises(ValueError, match=r"repeats seed\(s\) \[3\]"):
         ReadersConfig(model={"seed": 5}, augmentation={"extra_seeds": [3, 3]})
     assert ReadersConfig(augmentation={"extra_seeds": [1, 2]}).augmentation.extra_seeds == (1, 2)
+
+
+def test_the_readers_before_augmentation_are_grouped_once_for_every_kind(tmp_path, monkeypatch):
+    import tasks.reading.training_seeds as training_seeds
+
+    orig, orig_ids = _data(tmp_path, "dev_orig", "o")
+    para, para_ids = _data(tmp_path, "dev_para", "p")
+    files = {"dev_orig": orig, "dev_para": para}
+    preds = {"dev_orig": _predictions(tmp_path, "o", orig_ids, 2),
+             "dev_para": _predictions(tmp_path, "p", para_ids, 1)}
+    runs = {42: {"before": preds, "after": {"non_adversarial": preds, "adversarial": preds}}}
+    calls = []
+    real = training_seeds.edit_groups_over_seeds
+    monkeypatch.setattr(training_seeds, "edit_groups_over_seeds",
+                        lambda *args: calls.append(args) or real(*args))
+    kinds = compare_over_seeds(runs, files)["kinds"]
+    assert len(calls) == 3  # before once, after once per kind
+    assert kinds["adversarial"]["paraphrase_drop_by_edit"]["dev"]["before"] == \
+        kinds["non_adversarial"]["paraphrase_drop_by_edit"]["dev"]["before"]
