@@ -1,6 +1,7 @@
-"""Helpers shared by the orchestration benchmarks (``bench_prefect_overhead.py``,
+"""Helpers shared by the benchmarks: for the orchestration ones (``bench_prefect_overhead.py``,
 ``bench_cached_rerun.py``): isolated paths and Prefect home, the ephemeral API, and reading back
-what Prefect recorded about a run (task runs and their states, subflow runs, durations)."""
+what Prefect recorded about a run (task runs and their states, subflow runs, durations); for
+the training ones a random BERT of the MLM shape."""
 
 from __future__ import annotations
 
@@ -195,3 +196,14 @@ def machine() -> str:
 def load() -> str:
     """The 1/5/15-minute load averages, e.g. ``0.52/0.40/0.31``."""
     return "/".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def mlm_shaped_bert(mlm: Any, vocab_size: int = 30522) -> Any:
+    """A randomly initialised ``BertModel`` of the shape of ``mlm``
+    (``params.retriever_training.mlm``: the small BERT the demo's DPR pair starts from)."""
+    from transformers import BertConfig, BertModel
+
+    return BertModel(BertConfig(vocab_size=vocab_size, hidden_size=mlm.hidden,
+                                num_hidden_layers=mlm.layers, num_attention_heads=mlm.heads,
+                                intermediate_size=mlm.intermediate,
+                                max_position_embeddings=max(512, mlm.max_length)))

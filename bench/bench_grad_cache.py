@@ -38,7 +38,8 @@ def _peak_mb(device: str) -> float:
 def run_one(args: argparse.Namespace) -> dict:
     """One mode at one batch size, in this process: seconds per step and peak memory."""
     import torch
-    from transformers import BertConfig, BertModel
+    from _harness import mlm_shaped_bert
+    from transformers import BertModel
 
     from models.retriever.data import BiEncoderBatch
     from models.retriever.grad_cache import grad_cache_step
@@ -50,9 +51,10 @@ def run_one(args: argparse.Namespace) -> dict:
     if args.model:
         question, ctx = BertModel.from_pretrained(args.model), BertModel.from_pretrained(args.model)
     else:
-        config = BertConfig(vocab_size=30522, hidden_size=128, num_hidden_layers=2,
-                            num_attention_heads=2, intermediate_size=512)
-        question, ctx = BertModel(config), BertModel(config)
+        from tasks.config import load_params
+
+        mlm = load_params(profile=args.profile).retriever_training.mlm
+        question, ctx = mlm_shaped_bert(mlm), mlm_shaped_bert(mlm)
     model = BiEncoder(question, ctx, pooling="mean").to(args.device)
     b = args.batch_size
     ids = lambda n, length: torch.randint(1000, 20000, (n, length), device=args.device)  # noqa: E731
@@ -89,7 +91,8 @@ def main() -> None:
                         help="questions per step (each with a positive and a hard negative)")
     parser.add_argument("--chunk", type=int, default=16, help="grad_cache_chunk")
     parser.add_argument("--model", default=None, help="BERT-family checkpoint (default: a "
-                        "random BERT of the demo's MLM shape, 2 layers x 128)")
+                        "random BERT of the profile's MLM shape; demo: 2 layers x 128)")
+    parser.add_argument("--profile", default="demo", help="params.yaml profile for that shape")
     parser.add_argument("--q-length", type=int, default=32)
     parser.add_argument("--ctx-length", type=int, default=256)
     parser.add_argument("--steps", type=int, default=3, help="steps per run (the first untimed)")
@@ -107,7 +110,8 @@ def main() -> None:
             child = [sys.executable, __file__, "--mode", mode, "--batch-size", str(b),
                      "--chunk", str(args.chunk), "--q-length", str(args.q_length),
                      "--ctx-length", str(args.ctx_length), "--steps", str(args.steps),
-                     "--threads", str(args.threads), "--device", args.device]
+                     "--threads", str(args.threads), "--device", args.device,
+                     "--profile", args.profile]
             if args.model:
                 child += ["--model", args.model]
             out = subprocess.run(child, capture_output=True, text=True, check=True)

@@ -37,15 +37,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 TRAINERS = ("reader", "dpr", "mlm", "paraphraser")
 
 
-def _bert(mlm: Any, vocab_size: int) -> Any:
-    from transformers import BertConfig, BertModel
-
-    return BertModel(BertConfig(vocab_size=vocab_size, hidden_size=mlm.hidden,
-                                num_hidden_layers=mlm.layers, num_attention_heads=mlm.heads,
-                                intermediate_size=mlm.intermediate,
-                                max_position_embeddings=max(512, mlm.max_length)))
-
-
 def build(trainer: str, params: Any, batch_size: int | None, length: int | None
           ) -> tuple[Any, Callable[[Any], Any], str]:
     """``(module, loss of the module, description)`` of one trainer at the profile's sizes."""
@@ -65,12 +56,14 @@ def build(trainer: str, params: Any, batch_size: int | None, length: int | None
                 f"{config.model}, {b} windows of {n} tokens")
     mlm, dpr = params.retriever_training.mlm, params.retriever_training.dpr
     if trainer == "dpr":
+        from _harness import mlm_shaped_bert
+
         from models.retriever.data import BiEncoderBatch
         from models.retriever.module import RetrieverModule
         from models.retriever.network import BiEncoder
 
         b, n = batch_size or dpr.batch_size, length or dpr.max_length
-        module = RetrieverModule(BiEncoder(_bert(mlm, 30522), _bert(mlm, 30522),
+        module = RetrieverModule(BiEncoder(mlm_shaped_bert(mlm), mlm_shaped_bert(mlm),
                                            pooling=dpr.pooling), dpr)
         per_q = 1 + dpr.hard_negatives
         batch = BiEncoderBatch(ids(b, 24, 20000), torch.ones(b, 24, dtype=torch.long),
