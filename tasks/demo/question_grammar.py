@@ -8,6 +8,12 @@ expansions of ``data/question_grammar.json`` (alternations ``(a|b|)`` and synony
 (:mod:`tasks.demo.question_pairs`), and the world raters judge a paraphrase by them
 (:mod:`tasks.demo.question_parser`, :mod:`tasks.demo.raters`; those import the paraphrase
 pipeline's tokeniser, which the world's generation does not need).
+
+A question may also *elaborate* its subject with a relative clause that the SQuAD contexts'
+distractor sentences make true of it ("Where was Lopez, who spent a long holiday, born?"):
+:func:`clauses` holds them by subject class (``data/squad_prose.json``) and :func:`elaborate`
+puts one after the subject. It adds a description, not a question: the raters read such a
+question as the one without the clause.
 """
 
 from __future__ import annotations
@@ -82,6 +88,46 @@ def _distinct(items: Iterable[str]) -> tuple[str, ...]:
     for item in items:
         seen.setdefault(tuple(question_tokens(item)), item)
     return tuple(seen.values())
+
+
+@cache
+def clauses() -> dict[str, tuple[str, ...]]:
+    """Subject class -> the relative clauses (``who ...``, ``which ...``) that the SQuAD
+    contexts' distractor sentences can make true of a subject of that class."""
+    out: dict[str, list[str]] = {}
+    for cls, kinds in load_data("squad_prose")["distractor"].items():
+        for items in kinds.values():
+            out.setdefault(cls, []).extend(item[2] for item in items if len(item) > 2)
+    return {cls: tuple(dict.fromkeys(items)) for cls, items in out.items() if items}
+
+
+@cache
+def subject_classes() -> dict[str, tuple[str, ...]]:
+    """Key -> the classes of the world's subjects it asks about (``data/question_grammar.json``)."""
+    return {key: tuple(items)
+            for key, items in load_data("question_grammar")["subject_classes"].items()}
+
+
+def key_clauses() -> dict[str, tuple[str, ...]]:
+    """Key -> the relative clauses that can elaborate its subject (those of its classes)."""
+    by_class = clauses()
+    return {key: tuple(c for cls in classes for c in by_class.get(cls, ()))
+            for key, classes in subject_classes().items()}
+
+
+def elaborate(phrasing: str, clause: str) -> str | None:
+    """``phrasing`` with ``clause`` set off by commas right after the subject ``{X}``
+    ("Where was {X}, who spent a long holiday, born?"); ``None`` where the subject is
+    possessive (``{X}'s``), absent, or not followed by a word or the question mark."""
+    at = phrasing.find("{X}")
+    if at < 0:
+        return None
+    rest = phrasing[at + 3:]
+    if rest.startswith("?"):
+        return f"{phrasing[:at]}{{X}}, {clause}{rest}"
+    if rest.startswith(" ") and rest[1:2].isalpha():
+        return f"{phrasing[:at]}{{X}}, {clause},{rest}"
+    return None
 
 
 def synonym_pairs() -> dict[str, set[str]]:

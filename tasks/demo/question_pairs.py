@@ -7,6 +7,12 @@ pairs also hold non-duplicates (another question about the same subject, or the 
 about another subject, its confusable neighbour when it has one), as in Quora's release; every
 WikiAnswers pair is a paraphrase, lower-cased and tokenised, with a word alignment (identical
 tokens, then the grammar's synonyms and the PPDB lexical rules).
+
+A share of the paraphrase pairs (:data:`ELABORATED_SHARE`) elaborates the subject in the second
+question with a relative clause of its class (:func:`tasks.demo.question_grammar.elaborate`:
+"Where was Lopez born?" / "In which city was Lopez, who spent a long holiday, born?"), as
+real paraphrase pairs add descriptions of what they ask about. That is what a suggestion-guided
+paraphraser learns to insert a context phrase from (Gan & Ng's adversarial paraphrases).
 """
 
 from __future__ import annotations
@@ -14,7 +20,13 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 
-from tasks.demo.question_grammar import phrasings, question_tokens, synonym_pairs
+from tasks.demo.question_grammar import (
+    clauses,
+    elaborate,
+    phrasings,
+    question_tokens,
+    synonym_pairs,
+)
 from tasks.demo.rng import WeightedChooser
 from tasks.demo.world import World
 from tasks.io.ppdb import PPDBRule
@@ -22,6 +34,8 @@ from tasks.io.quora import QuoraPair
 from tasks.io.wikianswers import WikiAnswersPair
 
 DUPLICATE_SHARE = 0.37
+#: Share of the paraphrase pairs whose second question elaborates the subject with a clause.
+ELABORATED_SHARE = 0.25
 #: Value question types: key -> (entity class, the attribute that holds the value).
 VALUE_KEYS = {"birth": ("person", "birth"), "death": ("person", "death"),
               "dyear": ("person", "death_year"), "inception": ("organisation", "inception"),
@@ -49,9 +63,22 @@ def render(phrasing: str, label: str) -> str:
     return phrasing.replace("{X}", label)
 
 
+def second_phrasing(world: World, subject: str, phrasing: str, rng: random.Random) -> str:
+    """The second question of a paraphrase pair: ``phrasing`` about ``subject``, elaborated
+    with one of its class's clauses in :data:`ELABORATED_SHARE` of the draws (where the
+    phrasing and the class allow one)."""
+    options = clauses().get(world.entities[subject].cls, ())
+    if options and rng.random() < ELABORATED_SHARE:
+        elaborated = elaborate(phrasing, rng.choice(options))
+        if elaborated is not None:
+            phrasing = elaborated
+    return render(phrasing, world.label(subject))
+
+
 def build_quora(world: World, n: int, rng: random.Random) -> list[QuoraPair]:
-    """``n`` Quora-style pairs; about 37 % are paraphrases (``is_duplicate``), popular subjects
-    asked about more often (weight: hyperlink count ** 0.5)."""
+    """``n`` Quora-style pairs; about 37 % are paraphrases (``is_duplicate``, the second
+    question elaborated as :func:`second_phrasing` draws), popular subjects asked about more
+    often (weight: hyperlink count ** 0.5)."""
     questions = askable(world)
     if not questions:
         return []
@@ -79,7 +106,7 @@ def build_quora(world: World, n: int, rng: random.Random) -> list[QuoraPair]:
         q1 = render(first, label)
         duplicate = rng.random() < DUPLICATE_SHARE
         if duplicate:
-            q2 = render(second, label)
+            q2 = second_phrasing(world, subject, second, rng)
         elif rng.random() < 0.5:
             others = [k for k in by_subject[subject] if k != key]
             if not others:
@@ -133,7 +160,8 @@ def alignment_synonyms(rules: Iterable[PPDBRule]) -> dict[str, set[str]]:
 
 def build_wikianswers(world: World, n: int, rng: random.Random,
                       rules: Iterable[PPDBRule]) -> list[WikiAnswersPair]:
-    """``n`` WikiAnswers-style paraphrase pairs (lower-cased, tokenised) with alignments."""
+    """``n`` WikiAnswers-style paraphrase pairs (lower-cased, tokenised) with alignments (the
+    second question elaborated as :func:`second_phrasing` draws)."""
     questions = askable(world)
     if not questions:
         return []
@@ -148,7 +176,7 @@ def build_wikianswers(world: World, n: int, rng: random.Random,
         label = world.label(subject)
         first, second = rng.sample(keys[key], 2)
         t1 = _tokens(render(first, label))
-        t2 = _tokens(render(second, label))
+        t2 = _tokens(second_phrasing(world, subject, second, rng))
         q1, q2 = " ".join(t1), " ".join(t2)
         if q1 == q2 or (q1, q2) in seen:
             continue

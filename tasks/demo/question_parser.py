@@ -4,7 +4,10 @@
 phrasings`) as token templates: lower-cased PTB tokens (:func:`tasks.paraphrase.text.tokenize`,
 the form the paraphraser writes) with the subject replaced by :data:`SUBJECT`. It reads a
 question back as ``(key, subject)`` and knows each key's vocabulary, its cue words and the
-bigrams the grammar uses: what the world raters (:mod:`tasks.demo.raters`) judge by.
+bigrams the grammar uses: what the world raters (:mod:`tasks.demo.raters`) judge by. It also
+knows the relative clauses a question may elaborate its subject with
+(:func:`tasks.demo.question_grammar.key_clauses`) and takes one off (:meth:`QuestionGrammar.
+without_clause`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tasks.demo.lexicon import load_data
-from tasks.demo.question_grammar import phrasings
+from tasks.demo.question_grammar import key_clauses, phrasings
 from tasks.paraphrase.text import is_word, load_stopwords, tokenize
 
 #: The subject's place in a tokenised phrasing.
@@ -57,8 +60,12 @@ class QuestionGrammar:
     """The languages of every key as token templates, with their vocabularies and bigrams."""
 
     def __init__(self, languages: dict[str, tuple[str, ...]] | None = None,
-                 reader: dict[str, list[str]] | None = None):
+                 reader: dict[str, list[str]] | None = None,
+                 relative_clauses: dict[str, Sequence[str]] | None = None):
         languages = phrasings() if languages is None else languages
+        relative_clauses = key_clauses() if relative_clauses is None else relative_clauses
+        self.clauses = {k: frozenset(tuple(tokenize(c)) for c in items)
+                        for k, items in relative_clauses.items()}
         reader = load_data("questions")["reader"] if reader is None else reader
         self.languages = {k: frozenset(template_tokens(p) for p in items)
                           for k, items in languages.items()}
@@ -105,6 +112,25 @@ class QuestionGrammar:
     def keys_of(self, template: tuple[str, ...]) -> list[str]:
         """The keys whose language holds ``template``."""
         return [k for k, language in self.languages.items() if template in language]
+
+    def without_clause(self, key: str, template: tuple[str, ...]
+                       ) -> tuple[tuple[str, ...], bool]:
+        """``template`` without a relative clause that can elaborate a subject of ``key`` (of
+        the subject's class), set off by commas right after the subject (``<subject> , who
+        spent a long holiday ,`` or, before the final ``?``, ``<subject> , who spent a long
+        holiday``), and whether it had one."""
+        for i, token in enumerate(template[:-2]):
+            if token != SUBJECT or template[i + 1] != ",":
+                continue
+            for clause in self.clauses.get(key, ()):
+                end = i + 2 + len(clause)
+                if template[i + 2:end] != clause or end >= len(template):
+                    continue
+                if template[end] == ",":
+                    return template[:i + 1] + template[end + 1:], True
+                if template[end:] == ("?",):
+                    return template[:i + 1] + template[end:], True
+        return template, False
 
     def attested_share(self, template: tuple[str, ...]) -> float:
         """Share of the template's bigrams (with sentence start and end) the grammar uses."""

@@ -27,6 +27,14 @@ fluency
     **lenient** rater gives 4 when all are attested and no word is doubled, 3 from 75 %, 2
     from 50 %, else 1.
 
+A relative clause of the grammar for the key's subjects (:func:`tasks.demo.question_grammar.
+key_clauses`: "who ..." for people, "which ..." for the others) set off by commas right after
+the subject ("Where was Lopez, who spent a long holiday, born?") is read as a description: the
+pair is rated without it, semantic equivalence at most 4 (the question is the same; the
+paraphrase says more about its subject). Those clauses are the phrases of the contexts'
+distractor sentences that Gan & Ng's adversarial paraphrases insert. Any other added words are
+foreign words (semantic 2).
+
 The first rater (A) is strict and the second (B) lenient (then alternately): they disagree on
 paraphrases that recombine pieces of the grammar into a sentence it does not hold, which the
 lenient rater accepts when the meaning is kept and the strict one rejects.
@@ -51,6 +59,9 @@ from tasks.paraphrase.human_eval import FORM_COLUMNS, INSTRUCTIONS
 from tasks.paraphrase.text import is_word, load_stopwords, tokenize
 
 Rating = tuple[int, int]  # (semantic_equivalence, fluency)
+#: The highest semantic rating of a paraphrase that elaborates the subject with a clause: it
+#: asks the same, with a description the original does not give.
+ELABORATED_SEMANTIC = 4
 
 
 def _semantic(grammar: QuestionGrammar, key: str, template: tuple[str, ...],
@@ -95,7 +106,9 @@ def rate(grammar: QuestionGrammar, original: str, paraphrase: str, lenient: bool
     best: Rating | None = None
     for parse in parses:
         template, occurrences = with_subject(tokens, parse.subject)
-        rating = (_semantic(grammar, parse.key, template, occurrences),
+        template, elaborated = grammar.without_clause(parse.key, template)
+        semantic = _semantic(grammar, parse.key, template, occurrences)
+        rating = (min(semantic, ELABORATED_SEMANTIC) if elaborated else semantic,
                   _fluency(grammar, template, lenient))
         best = rating if best is None else max(best, rating)
     assert best is not None

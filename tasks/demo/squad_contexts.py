@@ -65,7 +65,8 @@ class SquadContext:
 
 
 def distractor_templates() -> dict[str, dict[str, list[list[str]]]]:
-    """Subject class -> answer kind -> ``[sentence template, question]`` pairs."""
+    """Subject class -> answer kind -> ``[sentence template, question]`` or ``[sentence template,
+    question, relative clause]`` items (the clause: :func:`tasks.demo.question_grammar.clauses`)."""
     return load_data("squad_prose")["distractor"]
 
 
@@ -141,7 +142,7 @@ class ContextWriter:
         templates = self.templates.get(e.cls, {}).get(kind)
         if not templates or rng.random() >= DISTRACTOR_SHARE:
             return None
-        template, question = rng.choice(templates)
+        template, question, *_ = rng.choice(templates)
         question = question.replace("{X}", e.label)
         if "{x}" in template:
             pool = self.pools.get(kind, [])

@@ -9,6 +9,7 @@ both accept reach the written sets.
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import pytest
@@ -16,17 +17,31 @@ import pytest
 from tasks.config import load_params
 from tasks.demo.kb import build_world
 from tasks.demo.lexicon import load_data
-from tasks.demo.question_grammar import expand, phrasings
-from tasks.demo.question_pairs import askable, build_quora, build_wikianswers
+from tasks.demo.question_grammar import (
+    clauses,
+    elaborate,
+    expand,
+    phrasings,
+    subject_classes,
+)
+from tasks.demo.question_pairs import (
+    ELABORATED_SHARE,
+    VALUE_KEYS,
+    askable,
+    build_quora,
+    build_wikianswers,
+)
 from tasks.demo.question_parser import QuestionGrammar, with_subject
-from tasks.demo.raters import rate, rate_candidates, rate_form
+from tasks.demo.raters import ELABORATED_SEMANTIC, rate, rate_candidates, rate_form
 from tasks.demo.rng import stream
+from tasks.demo.squad_contexts import distractor_templates
 from tasks.io.squad import SquadAnswer, SquadQuestion, read_squad
 from tasks.io.tables import read_table, write_table
 from tasks.paraphrase.flow_tasks import acceptance, human_evaluation
 from tasks.paraphrase.human_eval import export_form, import_ratings
 from tasks.paraphrase.test_sets import ParaphrasePair, write_test_set
-from tasks.paraphrase.text import tokenize
+from tasks.paraphrase.text import is_content, load_stopwords, tokenize
+from tasks.paraphrase.training_data import alignment_suggestions, quora_suggestion
 
 ROOT = Path(__file__).resolve().parents[2]
 #: (original, paraphrase) pairs a demo run kept above the similarity bars: no paraphrases.
@@ -42,6 +57,8 @@ GOOD = [("Where is Toby Davis originally from?", "what is toby davis's place of 
          "what nation is zvirbulewick festival located in?")]
 #: Fluent by the lenient rater (every bigram is the grammar's), not a sentence of the grammar.
 BORDERLINE = ("Where is Toby Davis originally from?", "where was toby davis born in?")
+#: A relative clause set off by a comma (Quora spelling and WikiAnswers tokens).
+ELABORATION = re.compile(r" ?, (who|which) ")
 
 
 @pytest.fixture(scope="module")
@@ -94,16 +111,100 @@ def test_world_pairs_are_real_paraphrases(world, grammar):
     assert len(quora) == 400 and len(wikianswers) == 400
     duplicates = [p for p in quora if p.is_duplicate]
     assert 0.25 < len(duplicates) / len(quora) < 0.5
+    elaborated = rated = 0
     for first, second in [(p.question1, p.question2) for p in duplicates] + \
             [(p.question1, p.question2) for p in wikianswers]:
         assert first != second
+        if ELABORATION.search(second):  # a clause describes the subject
+            elaborated += 1
+            plain = re.sub(r" ?, (?:who|which) [^,?]*(,|(?=\?))", "", second)
+            assert plain != second and not ELABORATION.search(plain)
+            if rate(grammar, first, plain, lenient=False) == (5, 5):
+                rated += 1
+                assert rate(grammar, first, second, lenient=False) == \
+                    (ELABORATED_SEMANTIC, 5), (first, second)
+            second = plain
         assert _reading(grammar, first) & _reading(grammar, second), (first, second)
+    assert 0.1 < elaborated / (len(duplicates) + len(wikianswers)) < ELABORATED_SHARE
+    assert rated > elaborated / 2
     for pair in quora:
         if not pair.is_duplicate:  # another question, or the same about another subject
             assert not _reading(grammar, pair.question1) & _reading(grammar, pair.question2)
     assert all(p.alignment for p in wikianswers)
     keys = {key for key, _ in askable(world)}
     assert {"P19", "birth", "pop"} <= keys
+
+
+def test_elaborate_puts_the_clause_after_the_subject():
+    clause = "who moved abroad"
+    assert elaborate("Where was {X} born?", clause) == "Where was {X}, who moved abroad, born?"
+    assert elaborate("What is the hometown of {X}?", clause) == \
+        "What is the hometown of {X}, who moved abroad?"
+    assert elaborate("What is {X}'s hometown?", clause) is None
+    assert elaborate("Where was it born?", clause) is None
+
+
+def test_each_clause_is_in_its_distractor_sentence_words():
+    """A clause says what its distractor sentence says of the subject, in the sentence's own
+    content words and without the distractor: the words an adversarial suggestion brings."""
+    stopwords = load_stopwords()
+    found = 0
+    for cls, kinds in distractor_templates().items():
+        for items in kinds.values():
+            for item in items[:]:
+                if len(item) < 3:
+                    continue
+                found += 1
+                sentence = set(tokenize(item[0].replace("{poss}", "its")))
+                words = [w for w in tokenize(item[2]) if is_content(w, stopwords)]
+                assert words and set(words) <= sentence, item
+                assert item[2].split()[0] == ("who" if cls == "person" else "which"), item
+                assert item[2] in clauses()[cls]
+    assert found >= 20
+
+
+def test_subject_classes_are_the_world_s(world):
+    """The grammar's classes per key are those of the built world's subjects."""
+    built: dict[str, set[str]] = {}
+    for fact in world.facts:
+        built.setdefault(fact.relation, set()).add(world.entities[fact.subject].cls)
+    for key, (cls, _) in VALUE_KEYS.items():
+        built.setdefault(key, set()).add(cls)
+    declared = subject_classes()
+    for key, classes in built.items():
+        assert classes <= set(declared[key]), (key, classes, declared[key])
+
+
+def test_raters_read_a_clause_of_the_subject_s_class_as_a_description(grammar):
+    original = "Where is Toby Davis originally from?"
+    for lenient in (False, True):
+        assert rate(grammar, original, "where was toby davis , who moved abroad , born ?",
+                    lenient) == (ELABORATED_SEMANTIC, 5)
+        assert rate(grammar, original, "what is the hometown of toby davis , who gave a "
+                    "lecture ?", lenient) == (ELABORATED_SEMANTIC, 5)
+        # a clause of another class (companies run factories), or words that are no clause of
+        # the grammar, are foreign words
+        for wrong in ("where was toby davis , which runs a factory , born ?",
+                      "where was toby davis , who moved , born ?",
+                      "where was toby davis , who spent a long holiday born ?"):
+            assert rate(grammar, original, wrong, lenient)[0] < 4, wrong
+
+
+def test_an_elaborated_pair_teaches_the_clause_as_its_suggestion(world):
+    """The training triples' suggestions of an elaborated pair are the clause's words: what the
+    paraphraser learns to insert when a context phrase is suggested."""
+    pairs = [p for p in build_wikianswers(world, 400, stream(13, "wikianswers"), rules=())
+             if ELABORATION.search(p.question2)]
+    assert len(pairs) > 20
+    phrase_in_clause = keyphrase_in_clause = 0
+    for pair in pairs:
+        clause = pair.question2.split(" , ")[1].removesuffix(" ?")
+        suggestions = alignment_suggestions(pair)
+        phrase_in_clause += any(s in clause and len(s.split()) >= 2 for s in suggestions[:2])
+        keyphrase_in_clause += quora_suggestion(pair.question1, pair.question2) in clause
+    # the aligner sometimes links the clause's "a" to a "the" of the source, and TextRank
+    # sometimes ranks another new phrase first ("pass away" for "die")
+    assert phrase_in_clause > 0.7 * len(pairs) and keyphrase_in_clause > 0.7 * len(pairs)
 
 
 @pytest.mark.parametrize("original,paraphrase", BAD)
