@@ -12,14 +12,18 @@ or punctuation (:func:`tasks.paraphrase.text.tokenize`, the pipeline's stop list
 * ``overlap``: the share of a question's content words found in the answer's sentence, for
   the original and the paraphrase;
 * ``holds_suggestion``: the paraphrase contains its suggestion (case-insensitive); for the
-  adversarial set that is the context phrase meant to lead the reader astray.
+  adversarial set that is the context phrase meant to lead the reader astray;
+* ``adds_context_word``: the paraphrase adds a content word (one the original lacks) that
+  another sentence of the context holds and the answer's sentence does not: a cue pointing the
+  reader away from the answer (Gan & Ng's adversarial paraphrases use "context words near an
+  incorrect answer candidate"). Works without suggestions, so on the released sets too.
 
 :func:`summarise_edits` reads a set in the layout of :mod:`tasks.paraphrase.test_sets` (its
 ``<name>_pairs.parquet`` and ``<name>_orig.json``) and returns counts and means for the report;
 :func:`summarise_release` reads a pair of released files (Gan & Ng's ``<name>_orig.json`` and
 ``<name>_para.json``, no pairs table, no suggestions), to set the flow's sets beside them;
 :func:`aligned_edits` gives its per-pair edits and :func:`edit_group` sorts a pair into one of
-three groups (the readers flow scores orig vs para per group).
+four groups (the readers flow scores orig vs para per group).
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ class PairEdit:
     overlap_original: float
     overlap_paraphrase: float
     holds_suggestion: bool | None  # None: the pair had no suggestion
+    adds_context_word: bool = False
 
 
 def answer_sentence(context: str, answer_start: int) -> str:
@@ -71,13 +76,16 @@ def _overlap(question: frozenset[str], sentence: frozenset[str]) -> float:
 
 
 def pair_edit(original: str, paraphrase: str, suggestion: str | None, sentence: str,
-              stopwords: frozenset[str]) -> PairEdit:
-    """What ``paraphrase`` changes in ``original``, against the answer's ``sentence``."""
+              stopwords: frozenset[str], context: str = "") -> PairEdit:
+    """What ``paraphrase`` changes in ``original``, against the answer's ``sentence`` and the
+    rest of its ``context`` (empty: no context word can be added)."""
     before, after = content_words(original, stopwords), content_words(paraphrase, stopwords)
     cues = content_words(sentence, stopwords)
+    elsewhere = content_words(context, stopwords) - cues
     holds = None if not suggestion else suggestion.lower() in paraphrase.lower()
     return PairEdit(len(before ^ after), bool((before - after) & cues),
-                    _overlap(before, cues), _overlap(after, cues), holds)
+                    _overlap(before, cues), _overlap(after, cues), holds,
+                    bool((after - before) & elsewhere))
 
 
 def summarise(edits: Sequence[PairEdit]) -> dict[str, Any]:
@@ -93,6 +101,7 @@ def summarise(edits: Sequence[PairEdit]) -> dict[str, Any]:
         "changed_content_words": mean([e.changed for e in edits]),
         "no_content_word_changed": sum(e.changed == 0 for e in edits),
         "removes_answer_sentence_word": sum(e.removes_answer_sentence_word for e in edits),
+        "adds_context_word": sum(e.adds_context_word for e in edits),
         "answer_sentence_overlap_original": mean([e.overlap_original for e in edits]),
         "answer_sentence_overlap_paraphrase": mean([e.overlap_paraphrase for e in edits]),
         "with_suggestion": len(suggested),
@@ -117,7 +126,7 @@ def summarise_edits(pairs_path: Path, orig_path: Path) -> dict[str, Any]:
             raise DataFormatError(pairs_path, f"row {number}", f"an orig_id of {orig_path} "
                                   "with a gold answer", repr(row["orig_id"]))
         edits.append(pair_edit(row["original"], row["paraphrase"], row.get("suggestion"),
-                               gold_sentence(question), stopwords))
+                               gold_sentence(question), stopwords, question.context))
     return summarise(edits)
 
 
@@ -148,17 +157,21 @@ def aligned_edits(orig_path: Path, para_path: Path) -> list[PairEdit]:
                                   f"the context of question {position} of {orig_path} and "
                                   "a gold answer there", "another context or no answer")
         edits.append(pair_edit(original.question, paraphrase.question, None,
-                               gold_sentence(original), stopwords))
+                               gold_sentence(original), stopwords, original.context))
     return edits
 
 
 #: The groups of :func:`edit_group`, boldest first.
-EDIT_GROUPS = ("removes_answer_sentence_word", "other_content_change", "no_content_change")
+EDIT_GROUPS = ("removes_answer_sentence_word", "adds_context_word", "other_content_change",
+               "no_content_change")
 
 
 def edit_group(edit: PairEdit) -> str:
     """Which of :data:`EDIT_GROUPS` a pair belongs to: it drops a word of the answer's
-    sentence; else it changes content words; else it changes none (function words, case)."""
+    sentence; else it adds a word of another sentence of the context; else it changes content
+    words; else it changes none (function words, case)."""
     if edit.removes_answer_sentence_word:
         return EDIT_GROUPS[0]
-    return EDIT_GROUPS[1] if edit.changed else EDIT_GROUPS[2]
+    if edit.adds_context_word:
+        return EDIT_GROUPS[1]
+    return EDIT_GROUPS[2] if edit.changed else EDIT_GROUPS[3]

@@ -32,7 +32,7 @@ STEPS = (
     ("adversarial_set", "Adversarial set (kept above the adversarial threshold)"),
     ("adversarial_human_eval", "Human evaluation (adversarial set)"),
     ("edits", "What the paraphrases in the sets change (content words; the answer's sentence; "
-              "the suggestion)"),
+              "words of the context's other sentences; the suggestion)"),
 )
 
 

@@ -3,7 +3,8 @@
 Gan & Ng (2019) explain the readers' drop by lexical overlap: a reader leans on the words a
 question shares with the sentence that holds the answer. Each pair of a set is sorted into one
 of :data:`~tasks.paraphrase.edits.EDIT_GROUPS` (:func:`~tasks.paraphrase.edits.edit_group`):
-the paraphrase drops a content word of the original found in the answer's sentence; it changes
+the paraphrase drops a content word of the original found in the answer's sentence; it adds a
+content word that only another sentence of the context holds (the adversarial cue); it changes
 other content words; it changes none. Per group and reader: EM/F1 on orig and para and the drop
 with its paired bootstrap CI over the group's pairs. Works on any set whose orig and para files
 align by position (the flow's own sets and Gan & Ng's released ones).

@@ -282,6 +282,7 @@ def _drop_cells(s: Mapping) -> list[object]:
 EDIT_GROUP_LABELS = {
     "all": "any (the whole set)",
     "removes_answer_sentence_word": "drops a word of the answer's sentence",
+    "adds_context_word": "adds a word of another sentence of the context",
     "other_content_change": "changes other content words",
     "no_content_change": "changes no content word",
 }

@@ -70,6 +70,27 @@ def test_pair_edit_counts_changed_words_and_the_cues_a_reader_loses():
     assert missed.holds_suggestion is False
 
 
+def test_pair_edit_finds_an_added_word_of_another_sentence():
+    """The adversarial cue: a word the original lacks, held by another sentence of the context
+    and not by the answer's."""
+    sentence = "The album came out on Arista Records."
+    elaborated = pair_edit("What label put out The Crimson Field?",
+                           "what label put out the crimson field, reissued by because music?",
+                           "because music", sentence, STOP, CONTEXT)
+    assert elaborated.adds_context_word and elaborated.holds_suggestion
+    assert not elaborated.removes_answer_sentence_word
+    # a new word only the answer's sentence holds, or one the context lacks, is no such cue
+    for paraphrase in ("what label put out the crimson field on arista?",
+                       "what label put out the crimson field, a famous record?"):
+        edit = pair_edit("What label put out The Crimson Field?", paraphrase, None, sentence,
+                         STOP, CONTEXT)
+        assert not edit.adds_context_word, paraphrase
+    # without the context no word can be added from it
+    assert not pair_edit("What label put out The Crimson Field?",
+                         "what label put out the crimson field, reissued by because music?",
+                         None, sentence, STOP).adds_context_word
+
+
 def test_summarise_counts_and_means():
     sentence = "The album came out on Arista Records."
     edits = [pair_edit("What label put out The Crimson Field?",
@@ -81,6 +102,7 @@ def test_summarise_counts_and_means():
     assert summary["changed_content_words"] == pytest.approx(1.0)
     assert summary["removes_answer_sentence_word"] == 1
     assert summary["with_suggestion"] == summary["holds_suggestion"] == 1
+    assert summary["adds_context_word"] == 0
     empty = summarise([])
     assert empty["pairs"] == 0 and empty["changed_content_words"] is None
 
@@ -131,5 +153,7 @@ def test_the_released_sets_change_more_words_than_none(shared_data):
     assert dev["pairs"] == 1062 and adv["pairs"] == 56
     # every adversarial paraphrase adds or swaps content words; most dev ones do too
     assert adv["no_content_word_changed"] == 0
+    # the adversarial ones add words of the context's other sentences more often
+    assert adv["adds_context_word"] / adv["pairs"] > dev["adds_context_word"] / dev["pairs"]
     assert dev["no_content_word_changed"] < dev["pairs"] / 2
     assert adv["changed_content_words"] > dev["changed_content_words"] > 1.0

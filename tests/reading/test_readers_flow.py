@@ -86,7 +86,8 @@ def test_flow_writes_checkpoint_predictions_and_tables(flow_run):
     groups = saved["paraphrased_edit_groups"]["dev"]
     assert groups["pairs"] == n
     assert {g: b["pairs"] for g, b in groups["groups"].items()} == {
-        "removes_answer_sentence_word": 0, "other_content_change": 0, "no_content_change": n}
+        "removes_answer_sentence_word": 0, "adds_context_word": 0, "other_content_change": 0,
+        "no_content_change": n}
     assert groups["groups"]["other_content_change"]["readers"][name] is None
     same = groups["groups"]["no_content_change"]["readers"][name]["exact_match"]
     assert (same["orig"], same["para"]) == (block["orig"]["exact_match"],
