@@ -120,13 +120,14 @@ def main() -> None:
         if min(min(r) for r in ratings) < params.paraphrase.min_rating:
             continue
         edit = pair_edit(q.question, cand["paraphrase"], cand["suggestion"], gold_sentence(q),
-                         stopwords)
+                         stopwords, q.context)
         rows.append({"cid": f"{q.id}~{k}", "qid": q.id, "original": q.question,
                      "paraphrase": cand["paraphrase"], "similarity": cand["similarity"],
                      "band": band_of(cand["similarity"]), "changed": edit.changed,
                      "overlap_orig": edit.overlap_original,
                      "overlap_para": edit.overlap_paraphrase,
                      "cue_lost": edit.removes_answer_sentence_word,
+                     "cue_added": edit.adds_context_word,
                      "holds_suggestion": bool(edit.holds_suggestion)})
     print(f"{len(table)} candidates, {len(rows)} accepted by both world raters "
           f"({len({r['qid'] for r in rows})} questions); "
