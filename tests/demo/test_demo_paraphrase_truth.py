@@ -151,7 +151,7 @@ def test_each_clause_is_in_its_distractor_sentence_words():
     found = 0
     for cls, kinds in distractor_templates().items():
         for items in kinds.values():
-            for item in items[:]:
+            for item in items:
                 if len(item) < 3:
                     continue
                 found += 1
