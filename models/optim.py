@@ -3,9 +3,13 @@
 ``fused=True`` runs one kernel over all parameter tensors instead of a Python loop over them:
 the same update up to rounding, and on CPU a third to a fifth of the for-loop's time
 (``bench/optimizer_step.py``; for the demo's small BERTs the loop was 25-40 % of a step).
-Two cases keep the for-loop implementation: a parameter on a device the fused kernel does not
-cover, and fp16 mixed precision, where Lightning's gradient scaler must unscale gradients
-before clipping and refuses an optimizer that unscales inside its step.
+Two cases keep torch's default implementation: a parameter on a device the fused kernel does
+not cover, and mixed precision (``16-mixed`` and ``bf16-mixed``): Lightning's mixed-precision
+plugin refuses gradient clipping with an optimizer that unscales inside its step, bf16 included
+(an H100 run of ``bench/bench_retriever_training.py --precision bf16-mixed`` stopped with its
+``RuntimeError`` before this rule covered bf16). ``precision="auto"`` may resolve to bf16-mixed,
+so it does not fuse either: a module asks its Trainer for the resolved precision
+(:func:`trainer_precision`).
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from typing import Any
 
 import torch
 
-#: Precisions whose Lightning plugin scales the loss (GradScaler): no fused optimizer there.
-SCALED_PRECISIONS = frozenset(("16-mixed", "16"))
+#: Precisions Lightning runs through its mixed-precision plugin, whose gradient clipping refuses
+#: an optimizer that unscales inside its step (``fused``); ``auto`` may become one of them.
+MIXED_PRECISIONS = frozenset(("16-mixed", "16", "bf16-mixed", "bf16", "auto"))
 FUSED_DEVICES = frozenset(("cpu", "cuda"))
 
 
@@ -39,9 +44,16 @@ def decay_groups(named_parameters: Iterable[tuple[str, torch.nn.Parameter]],
             {"params": plain, "weight_decay": 0.0}]
 
 
+def trainer_precision(module: Any, configured: str | None) -> str | None:
+    """The precision ``module`` trains under: its Trainer's (``auto`` already resolved) when
+    one is attached, else ``configured``."""
+    trainer = getattr(module, "_trainer", None)
+    return str(trainer.precision) if trainer is not None else configured
+
+
 def can_fuse(groups: list[dict[str, Any]], precision: str | None = None) -> bool:
     """Whether torch's fused AdamW can take ``groups`` under Lightning ``precision``."""
-    if precision is not None and str(precision) in SCALED_PRECISIONS:
+    if precision is not None and str(precision) in MIXED_PRECISIONS:
         return False
     params = [p for group in groups for p in group["params"]]
     return bool(params) and all(p.device.type in FUSED_DEVICES and p.is_floating_point()

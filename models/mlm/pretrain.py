@@ -14,7 +14,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from models.mlm.config import MlmConfig
-from models.optim import adamw, decay_groups
+from models.optim import adamw, decay_groups, trainer_precision
 from models.retriever.module import linear_schedule
 from models.threads import pinned_torch_threads
 from tasks.io.atomic import atomic_dir, write_json
@@ -42,7 +42,8 @@ class MlmModule(pl.LightningModule):
 
     def configure_optimizers(self) -> dict[str, Any]:
         optimizer = adamw(decay_groups(self.model.named_parameters(), self.config.weight_decay),
-                          lr=self.config.lr, precision=self.config.precision)
+                          lr=self.config.lr,
+                          precision=trainer_precision(self, self.config.precision))
         scheduler = torch.optim.lr_scheduler.LambdaLR(
             optimizer, linear_schedule(self.config.warmup_steps, self.config.max_steps))
         return {"optimizer": optimizer,

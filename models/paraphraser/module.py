@@ -7,7 +7,7 @@ import math
 import pytorch_lightning as pl
 import torch
 
-from models.optim import adamw, decay_groups
+from models.optim import adamw, decay_groups, trainer_precision
 from models.paraphraser.config import ModelConfig, ParaphraserConfig
 from models.paraphraser.data import TensorBatch
 from models.paraphraser.network import PointerGeneratorTransformer, sequence_loss
@@ -72,7 +72,7 @@ class ParaphraserModule(pl.LightningModule):
         groups = decay_groups(self.model.named_parameters(), self.config.weight_decay,
                               no_decay=lambda name, p: p.ndim < 2 or name.startswith("embed"))
         optimizer = adamw(groups, lr=self.config.lr, betas=self.config.betas,
-                          precision=self.config.precision)
+                          precision=trainer_precision(self, self.config.precision))
         total = self.config.max_steps
         if total is None and self.trainer is not None:
             total = int(self.trainer.estimated_stepping_batches)

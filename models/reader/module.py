@@ -11,7 +11,7 @@ import pytorch_lightning as pl
 import torch
 
 from models.datamodule import SeededDataModule
-from models.optim import adamw, decay_groups
+from models.optim import adamw, decay_groups, trainer_precision
 from models.reader.config import ReaderConfig
 from models.reader.data import WindowCollator, WindowDataset
 from models.reader.features import Window
@@ -71,7 +71,8 @@ class ReaderModule(pl.LightningModule):
         # fused AdamW (models/optim.py): with MiniLM on CPU the for-loop one was ~40 % of a
         # batch-2 step (bench/RESULTS.md)
         optimizer = adamw(decay_groups(self.model.named_parameters(), self.config.weight_decay),
-                          lr=self.config.lr, precision=self.config.precision)
+                          lr=self.config.lr,
+                          precision=trainer_precision(self, self.config.precision))
         total = self.config.max_steps or int(self.trainer.estimated_stepping_batches)
         warmup = int(self.config.warmup_ratio * total)
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor(

@@ -9,7 +9,7 @@ from typing import Any
 import pytorch_lightning as pl
 import torch
 
-from models.optim import adamw, decay_groups
+from models.optim import adamw, decay_groups, trainer_precision
 from models.retriever.config import RetrieverTrainConfig
 from models.retriever.data import BiEncoderBatch
 from models.retriever.grad_cache import average_gradients, grad_cache_step
@@ -118,7 +118,7 @@ class RetrieverModule(pl.LightningModule):
     def configure_optimizers(self) -> dict[str, Any]:
         optimizer = adamw(decay_groups(self.model.named_parameters(), self.config.weight_decay),
                           lr=self.config.lr, eps=self.config.adam_eps,
-                          precision=self.config.precision)
+                          precision=trainer_precision(self, self.config.precision))
         total = self.config.max_steps
         if total is None and self.trainer is not None:
             total = int(self.trainer.estimated_stepping_batches)
