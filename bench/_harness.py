@@ -185,12 +185,18 @@ def run_study(params) -> tuple[float, Any]:
 
 def machine() -> str:
     """One line on the machine and the library versions that matter for the timings."""
-    import prefect
     import torch
 
-    return (f"{platform.platform()}, {os.cpu_count()} CPUs, python "
+    try:
+        import prefect
+
+        prefect_version = prefect.__version__
+    except ImportError:  # a GPU machine with only the libraries a benchmark needs
+        prefect_version = "not installed"
+    gpu = f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""
+    return (f"{platform.platform()}, {os.cpu_count()} CPUs{gpu}, python "
             f"{platform.python_version()}, torch {torch.__version__} "
-            f"({torch.get_num_threads()} threads), prefect {prefect.__version__}")
+            f"({torch.get_num_threads()} threads), prefect {prefect_version}")
 
 
 def load() -> str:

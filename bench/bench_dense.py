@@ -130,7 +130,8 @@ def main() -> None:
     runners = {"ours": ours, "sentence-transformers": sentence_transformers, "naive": naive,
                "compute only": compute_only}
     warm = texts[:args.batch_size]  # warm-up (allocators, lazy initialisation)
-    encode_texts(model, tokenizer, warm, batch_size=args.batch_size, normalize=True)
+    encode_texts(model, tokenizer, warm, batch_size=args.batch_size, device=device,
+                 normalize=True)
     st.encode(warm, batch_size=args.batch_size)
 
     best: dict[str, float] = {}

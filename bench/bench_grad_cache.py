@@ -7,8 +7,9 @@ batch, the gradient cache those of one chunk, at the price of one more forward p
 (``ru_maxrss``) on CPU, ``torch.cuda.max_memory_allocated`` on a GPU. The model is a BERT pair
 of the demo's MLM shape by default, or ``--model DIR`` (any BERT-family checkpoint, two
 copies), random token ids of ``--q-length`` / ``--ctx-length`` tokens, one hard negative per
-question. Prints one JSON line per run, then per batch size the cached / plain ratios of time
-and of the peak's growth over the model alone. Example::
+question. Prints one JSON line per run (a run that fails, e.g. out of GPU memory, prints its
+last error line instead), then per batch size the cached / plain ratios of time and of the
+peak's growth over the model alone. Example::
 
     python bench/bench_grad_cache.py --batch-sizes 16 64 128 --chunk 16 --threads 2
 """
@@ -114,11 +115,18 @@ def main() -> None:
                      "--profile", args.profile]
             if args.model:
                 child += ["--model", args.model]
-            out = subprocess.run(child, capture_output=True, text=True, check=True)
-            runs[(mode, b)] = json.loads(out.stdout.strip().splitlines()[-1])
+            out = subprocess.run(child, capture_output=True, text=True)
+            if out.returncode == 0:
+                runs[(mode, b)] = json.loads(out.stdout.strip().splitlines()[-1])
+            else:  # e.g. out of GPU memory: reported, and the other runs go on
+                tail = (out.stderr.strip().splitlines() or ["(no output)"])[-1]
+                runs[(mode, b)] = {"mode": mode, "batch_size": b, "failed": tail[:300],
+                                   "returncode": out.returncode}
             print(json.dumps(runs[(mode, b)]), flush=True)
     for b in args.batch_sizes:
         plain, cached = runs[("plain", b)], runs[("cached", b)]
+        if "failed" in plain or "failed" in cached:
+            continue
         grown = [r["peak_mb"] - r["base_mb"] for r in (plain, cached)]
         print(json.dumps({
             "batch_size": b, "chunk": args.chunk,

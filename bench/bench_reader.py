@@ -79,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--model", default="packaged:all-MiniLM-L6-v2",
+                        help="start point: packaged:NAME, a local model directory or a hub name")
     parser.add_argument("--part", choices=("all", "inference", "training"), default="all")
     args = parser.parse_args(argv)
 
@@ -92,12 +94,12 @@ def main(argv: list[str] | None = None) -> int:
     from models.reader.data import WindowCollator
     from models.reader.features import featurize
     from models.reader.module import ReaderDataModule, ReaderModule, lr_factor
-    from tasks.reading.stages import resolve_reader_model
+    from tasks.retrieval.encoder_spec import resolve_model_path
 
     if args.threads:
         torch.set_num_threads(args.threads)
     print(f"machine: {machine()}; load {load()}; device {args.device}")
-    base = resolve_reader_model("packaged:all-MiniLM-L6-v2")
+    base = resolve_model_path(args.model)
     torch.manual_seed(0)
     model, tokenizer = load_qa_model(base)
     model.eval()
