@@ -99,9 +99,12 @@ def _prepare_checkpoints(checkpoint_dir: Path, fingerprint: str) -> Path | None:
 def build_trainer(config: RetrieverTrainConfig, checkpoint_dir: Path, has_val: bool,
                   callbacks: Sequence[Any] = ()) -> Any:
     """The Lightning Trainer of a run: hardware from the config, gradient clipping, a
-    ``last.ckpt`` every ``checkpoint_every_n_steps``, no logger."""
+    ``last.ckpt`` every ``checkpoint_every_n_steps`` (streamed to disk and renamed into place:
+    :mod:`models.retriever.checkpoint_io`), no logger."""
     import pytorch_lightning as pl
     from pytorch_lightning.callbacks import ModelCheckpoint
+
+    from models.retriever.checkpoint_io import StreamingAtomicCheckpointIO
 
     checkpoint = ModelCheckpoint(dirpath=str(checkpoint_dir), save_last=True, save_top_k=0,
                                  every_n_train_steps=config.checkpoint_every_n_steps,
@@ -118,6 +121,7 @@ def build_trainer(config: RetrieverTrainConfig, checkpoint_dir: Path, has_val: b
         num_sanity_val_steps=0, limit_val_batches=1.0 if has_val else 0,
         log_every_n_steps=config.log_every_n_steps, default_root_dir=str(checkpoint_dir),
         callbacks=[checkpoint, *callbacks], use_distributed_sampler=True,
+        plugins=[StreamingAtomicCheckpointIO()],
     )
 
 
