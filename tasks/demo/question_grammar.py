@@ -108,6 +108,34 @@ def subject_classes() -> dict[str, tuple[str, ...]]:
             for key, items in load_data("question_grammar")["subject_classes"].items()}
 
 
+#: Key prefix of the distractor questions (:func:`distractor_phrasings`).
+DISTRACTOR_PREFIX = "distractor/"
+
+
+@cache
+def distractor_questions() -> dict[str, tuple[str, str]]:
+    """Key -> ``(phrasing, subject class)`` of each question the SQuAD-style training paragraphs
+    ask about a distractor sentence (``data/squad_prose.json``, in the sentence's words: one
+    phrasing each); keys ``distractor/<subject class>/<answer type>/<n>``."""
+    out: dict[str, tuple[str, str]] = {}
+    for cls, kinds in load_data("squad_prose")["distractor"].items():
+        for answer_type, items in kinds.items():
+            for n, item in enumerate(items):
+                out[f"{DISTRACTOR_PREFIX}{cls}/{answer_type}/{n}"] = (item[1], cls)
+    return out
+
+
+def distractor_phrasings() -> dict[str, tuple[str, ...]]:
+    """Key -> the one phrasing of each distractor question (:func:`distractor_questions`)."""
+    return {key: (phrasing,) for key, (phrasing, _) in distractor_questions().items()}
+
+
+def distractor_clauses() -> dict[str, tuple[str, ...]]:
+    """Distractor question key -> the relative clauses of its subject's class."""
+    by_class = clauses()
+    return {key: by_class.get(cls, ()) for key, (_, cls) in distractor_questions().items()}
+
+
 def key_clauses() -> dict[str, tuple[str, ...]]:
     """Key -> the relative clauses that can elaborate its subject (those of its classes)."""
     by_class = clauses()

@@ -17,7 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tasks.demo.lexicon import load_data
-from tasks.demo.question_grammar import key_clauses, phrasings
+from tasks.demo.question_grammar import (
+    distractor_clauses,
+    distractor_phrasings,
+    key_clauses,
+    phrasings,
+)
 from tasks.paraphrase.text import is_word, load_stopwords, tokenize
 
 #: The subject's place in a tokenised phrasing.
@@ -136,6 +141,16 @@ class QuestionGrammar:
         """Share of the template's bigrams (with sentence start and end) the grammar uses."""
         pairs = list(itertools.pairwise(("<s>", *template, "</s>")))
         return sum(p in self.bigrams for p in pairs) / len(pairs)
+
+
+def training_grammar() -> QuestionGrammar:
+    """The grammar of every question the SQuAD-style training set asks: the world's grammar
+    and the questions about the contexts' distractor sentences
+    (:func:`tasks.demo.question_grammar.distractor_questions`, one phrasing each, elaborated
+    by the clauses of their subject's class). What the world raters read the reader
+    augmentation's training questions with; the test sets' questions are the reader bank's."""
+    return QuestionGrammar(languages={**phrasings(), **distractor_phrasings()},
+                           relative_clauses={**key_clauses(), **distractor_clauses()})
 
 
 def with_subject(tokens: Sequence[str], subject: Sequence[str]) -> tuple[tuple[str, ...], int]:

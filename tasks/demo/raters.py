@@ -9,7 +9,10 @@ fluent phrasing of each relation or question type. The world raters fill the sam
 real raters fill (:func:`tasks.paraphrase.human_eval.export_form`); the form is then read
 back by the same :func:`~tasks.paraphrase.human_eval.import_ratings`. The reader-augmentation
 flow can ask the same raters about its paraphrased training questions
-(:func:`rate_candidates`, ``readers.augmentation.world_raters``), which the paper did not rate.
+(:func:`rate_candidates`, ``readers.augmentation.world_raters``), which the paper did not rate;
+they read those with the grammar of the whole training set
+(:func:`~tasks.demo.question_parser.training_grammar`), which also holds the questions about the
+contexts' distractor sentences.
 
 How a world rater scores a pair (the original is read by the grammar: its key and subject):
 
@@ -50,7 +53,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from tasks.demo.question_parser import SUBJECT, QuestionGrammar, with_subject
+from tasks.demo.question_parser import SUBJECT, QuestionGrammar, training_grammar, with_subject
 from tasks.io.atomic import atomic_write
 from tasks.io.errors import DataFormatError
 from tasks.io.tables import read_table, write_table
@@ -167,16 +170,19 @@ def rate_candidates(scored_path: Path, out_path: Path, keep_column: str,
     (Parquet, atomically); return the counts.
 
     Only the rows whose ``keep_column`` is true (above the similarity bar) are rated, and only
-    where the world's grammar reads the original: the SQuAD-style training set also asks about
-    the contexts' distractor sentences (``squad_prose.json``), questions the grammar does not
-    hold, so no world rater can judge their paraphrases. Added columns, per rater ``r`` in
+    where ``grammar`` reads the original (default: :func:`~tasks.demo.question_parser.
+    training_grammar`, which holds every question of the SQuAD-style training set, those
+    about the contexts' distractor sentences included; until Session 21 the raters read with
+    the test sets' grammar, and 25 of the 38 clause questions the adversarial augmentation
+    added in Session 20 were unjudged word salad on distractor questions). Added columns, per
+    rater ``r`` in
     ``raters`` (even positions strict, odd ones lenient, as :func:`rate_form`): ``semantic_<r>``
     and ``fluency_<r>`` (null for rows not rated); ``world_verdict`` (:data:`VERDICTS`:
     ``accepted`` when every rater rates ``>= min_rating`` on both scales); ``world_keep``: above
     the bar and not rejected (the raters decide where they can judge; elsewhere the bar alone
     does, as in the paper).
     """
-    grammar = QuestionGrammar() if grammar is None else grammar
+    grammar = training_grammar() if grammar is None else grammar
     table = read_table(scored_path)
     for column in ("qid", "question", "paraphrase", keep_column):
         if column not in table.column_names:

@@ -300,35 +300,76 @@ def test_export_form_is_what_the_world_raters_fill(tmp_path, grammar):
     assert import_ratings(tmp_path / "filled.csv", ["p1"], ("A", "B", "C")).kept == ["p1"]
 
 
-def test_augmentation_candidates_above_the_bar_are_rated_where_the_world_reads_them(
-        tmp_path, grammar):
-    """The reader-augmentation flow's candidates (``readers.augmentation.world_raters``)."""
+def test_augmentation_candidates_above_the_bar_are_rated_where_the_world_reads_them(tmp_path):
+    """The reader-augmentation flow's candidates (``readers.augmentation.world_raters``), read
+    with the training set's grammar (distractor questions included)."""
     (good_q, good_p), (bad_q, bad_p) = GOOD[0], BAD[0]
+    settle = "Where did Toby Davis settle?"  # a question about a distractor sentence
     rows = [{"qid": "g", "question": good_q, "paraphrase": good_p, "keep_augmentation": True},
             {"qid": "b", "question": bad_q, "paraphrase": bad_p, "keep_augmentation": True},
             {"qid": "l", "question": BORDERLINE[0], "paraphrase": BORDERLINE[1],
              "keep_augmentation": True},
             {"qid": "x", "question": good_q, "paraphrase": good_p, "keep_augmentation": False},
-            # a question about a context's distractor sentence: outside the world's grammar
-            {"qid": "d", "question": "Where did Toby Davis settle?",
-             "paraphrase": "where did toby davis settle down?", "keep_augmentation": True}]
+            {"qid": "d", "question": settle, "paraphrase": "where did toby davis settle down?",
+             "keep_augmentation": True},
+            {"qid": "e", "question": settle, "keep_augmentation": True,
+             "paraphrase": "Where did Toby Davis, who spent a long holiday, settle?"},
+            {"qid": "w", "question": settle, "keep_augmentation": True,  # word salad
+             "paraphrase": "where did toby davis , which was rediscovered by critics , settle ?"},
+            {"qid": "o", "question": "How tall is Toby Davis?", "keep_augmentation": True,
+             "paraphrase": "what is the height of toby davis?"}]
     write_table(tmp_path / "scored.parquet", rows)
     counts = rate_candidates(tmp_path / "scored.parquet", tmp_path / "rated.parquet",
-                             "keep_augmentation", ["A", "B"], grammar=grammar)
+                             "keep_augmentation", ["A", "B"])
     out = read_table(tmp_path / "rated.parquet").to_pylist()
     assert [r["world_verdict"] for r in out] == ["accepted", "rejected", "rejected",
-                                                 "below_bar", "outside_grammar"]
-    assert [r["world_keep"] for r in out] == [True, False, False, False, True]
+                                                 "below_bar", "rejected", "accepted",
+                                                 "rejected", "outside_grammar"]
+    assert [r["world_keep"] for r in out] == [True, False, False, False, False, True, False,
+                                              True]
     # the strict rater A rejects the borderline pair, the lenient B accepts it; below the bar
     # and outside the grammar nothing is rated
     assert (out[2]["fluency_A"], out[2]["fluency_B"]) == (3, 4)
-    assert out[3]["semantic_A"] is None and out[4]["fluency_B"] is None
+    assert out[3]["semantic_A"] is None and out[7]["fluency_B"] is None
     assert out[0]["semantic_B"] == 5
-    assert counts == {"candidates": 5, "below_bar": 1, "accepted": 1, "rejected": 2,
-                      "outside_grammar": 1, "rated": 3, "acceptance_rate": 1 / 3,
-                      "accepted_by_A": 1, "accepted_by_B": 2}
+    # a distractor question: "settle down" keeps its words but no sentence of the world says
+    # it; a clause of a person's class is read as a description (at most 4); a clause of
+    # another class is foreign words and broken grammar
+    assert (out[4]["semantic_A"], out[4]["fluency_A"]) == (4, 2)
+    assert (out[5]["semantic_A"], out[5]["fluency_A"]) == (4, 5)
+    assert (out[6]["semantic_B"], out[6]["fluency_B"]) == (2, 1)
+    assert counts == {"candidates": 8, "below_bar": 1, "accepted": 2, "rejected": 4,
+                      "outside_grammar": 1, "rated": 6, "acceptance_rate": 2 / 6,
+                      "accepted_by_A": 2, "accepted_by_B": 3}
+    # the test sets' grammar cannot read the distractor question
+    grammar_only = rate_candidates(tmp_path / "scored.parquet", tmp_path / "old.parquet",
+                                   "keep_augmentation", ["A", "B"], grammar=QuestionGrammar())
+    assert grammar_only["outside_grammar"] == 4
     with pytest.raises(ValueError, match=r"scored.parquet: no column 'question'"):
         write_table(tmp_path / "scored.parquet", [{k: v for k, v in r.items() if k != "question"}
                                                   for r in rows])
         rate_candidates(tmp_path / "scored.parquet", tmp_path / "rated.parquet",
-                        "keep_augmentation", grammar=grammar)
+                        "keep_augmentation")
+
+
+def test_the_training_grammar_reads_every_distractor_question_of_a_built_world(world):
+    """Every question the SQuAD-style training set asks parses with the training grammar (the
+    distractor questions under their own keys); the test sets' grammar reads none of those."""
+    from tasks.demo.question_grammar import DISTRACTOR_PREFIX, distractor_questions
+    from tasks.demo.question_parser import training_grammar
+    from tasks.demo.squad import build_squad_sets_with_subjects
+
+    training, plain = training_grammar(), QuestionGrammar()
+    _, _, subjects = build_squad_sets_with_subjects(world, 300, 10, 150, stream(3, "squad"), 3)
+    questions = [question for _, question, _ in subjects["train"]]
+    parses = {q: training.parse(q) for q in questions}
+    assert all(parses.values()), [q for q, p in parses.items() if not p][:5]
+    distractor = [q for q, p in parses.items()
+                  if all(x.key.startswith(DISTRACTOR_PREFIX) for x in p)]
+    assert distractor and not any(plain.parse(q) for q in distractor)
+    keys = distractor_questions()
+    assert len(keys) == 74 and {cls for _, cls in keys.values()} == {
+        "person", "work", "organisation", "place"}
+    # a distractor key is elaborated by the clauses of its subject's class only
+    person = next(k for k, (_, cls) in keys.items() if cls == "person")
+    assert training.clauses[person] and all(c[0] == "who" for c in training.clauses[person])
