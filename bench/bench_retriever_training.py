@@ -117,7 +117,9 @@ def run_bare(model, batches, config, checkpoint: Path | None = None, device: str
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
                                    {"params": no_decay, "weight_decay": 0.0}],
                                   lr=config.lr, eps=config.adam_eps,
-                                  fused=True)  # as the module's (models/optim.py)
+                                  # as the module's (models/optim.py): fused, but not
+                                  # under mixed precision, where Lightning's clipping refuses it
+                                  fused=True if not bf16 else None)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, linear_schedule(config.warmup_steps, config.max_steps))
     cuda = torch.device(device).type == "cuda"
