@@ -115,8 +115,8 @@ DISTRACTOR_PREFIX = "distractor/"
 @cache
 def distractor_questions() -> dict[str, tuple[str, str]]:
     """Key -> ``(phrasing, subject class)`` of each question the SQuAD-style training paragraphs
-    ask about a distractor sentence (``data/squad_prose.json``, in the sentence's words: one
-    phrasing each); keys ``distractor/<subject class>/<answer type>/<n>``."""
+    ask about a distractor sentence (``data/squad_prose.json``, in the sentence's words: the
+    phrasing the world asks); keys ``distractor/<subject class>/<answer type>/<n>``."""
     out: dict[str, tuple[str, str]] = {}
     for cls, kinds in load_data("squad_prose")["distractor"].items():
         for answer_type, items in kinds.items():
@@ -125,9 +125,30 @@ def distractor_questions() -> dict[str, tuple[str, str]]:
     return out
 
 
+@cache
+def distractor_rephrasings() -> dict[str, tuple[str, ...]]:
+    """Distractor question (as ``data/squad_prose.json`` writes it) -> its other fluent
+    phrasings (``data/question_grammar.json`` ``distractor``, patterns as in ``grammar``).
+
+    A question there that no distractor sentence asks is an error naming it (a typo would
+    otherwise leave the question with its one phrasing, silently)."""
+    data = load_data("question_grammar")
+    asked = {phrasing for phrasing, _ in distractor_questions().values()}
+    unknown = sorted(set(data.get("distractor", {})) - asked)
+    if unknown:
+        raise ValueError(f"question grammar: 'distractor' names {len(unknown)} question(s) that "
+                         f"no distractor sentence of data/squad_prose.json asks: {unknown[:5]}")
+    return {question: tuple(_capitalise(p) for pattern in patterns
+                            for p in expand(pattern, data["synonyms"]))
+            for question, patterns in data.get("distractor", {}).items()}
+
+
 def distractor_phrasings() -> dict[str, tuple[str, ...]]:
-    """Key -> the one phrasing of each distractor question (:func:`distractor_questions`)."""
-    return {key: (phrasing,) for key, (phrasing, _) in distractor_questions().items()}
+    """Key -> the phrasings of each distractor question (:func:`distractor_questions`): the one
+    the world asks first, then its rephrasings (:func:`distractor_rephrasings`)."""
+    more = distractor_rephrasings()
+    return {key: _distinct((phrasing, *more.get(phrasing, ())))
+            for key, (phrasing, _) in distractor_questions().items()}
 
 
 def distractor_clauses() -> dict[str, tuple[str, ...]]:

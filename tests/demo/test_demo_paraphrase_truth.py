@@ -310,41 +310,45 @@ def test_augmentation_candidates_above_the_bar_are_rated_where_the_world_reads_t
             {"qid": "l", "question": BORDERLINE[0], "paraphrase": BORDERLINE[1],
              "keep_augmentation": True},
             {"qid": "x", "question": good_q, "paraphrase": good_p, "keep_augmentation": False},
-            {"qid": "d", "question": settle, "paraphrase": "where did toby davis settle down?",
+            {"qid": "d", "question": settle, "paraphrase": "where toby davis did settle?",
              "keep_augmentation": True},
             {"qid": "e", "question": settle, "keep_augmentation": True,
              "paraphrase": "Where did Toby Davis, who spent a long holiday, settle?"},
             {"qid": "w", "question": settle, "keep_augmentation": True,  # word salad
              "paraphrase": "where did toby davis , which was rediscovered by critics , settle ?"},
             {"qid": "o", "question": "How tall is Toby Davis?", "keep_augmentation": True,
-             "paraphrase": "what is the height of toby davis?"}]
+             "paraphrase": "what is the height of toby davis?"},
+            {"qid": "r", "question": settle, "keep_augmentation": True,
+             "paraphrase": "In which town did Toby Davis settle down?"}]
     write_table(tmp_path / "scored.parquet", rows)
     counts = rate_candidates(tmp_path / "scored.parquet", tmp_path / "rated.parquet",
                              "keep_augmentation", ["A", "B"])
     out = read_table(tmp_path / "rated.parquet").to_pylist()
     assert [r["world_verdict"] for r in out] == ["accepted", "rejected", "rejected",
                                                  "below_bar", "rejected", "accepted",
-                                                 "rejected", "outside_grammar"]
+                                                 "rejected", "outside_grammar", "accepted"]
     assert [r["world_keep"] for r in out] == [True, False, False, False, False, True, False,
-                                              True]
+                                              True, True]
     # the strict rater A rejects the borderline pair, the lenient B accepts it; below the bar
     # and outside the grammar nothing is rated
     assert (out[2]["fluency_A"], out[2]["fluency_B"]) == (3, 4)
     assert out[3]["semantic_A"] is None and out[7]["fluency_B"] is None
     assert out[0]["semantic_B"] == 5
-    # a distractor question: "settle down" keeps its words but no sentence of the world says
+    # a distractor question: a reordering keeps its words but no sentence of the world says
     # it; a clause of a person's class is read as a description (at most 4); a clause of
-    # another class is foreign words and broken grammar
-    assert (out[4]["semantic_A"], out[4]["fluency_A"]) == (4, 2)
+    # another class is foreign words and broken grammar; a rewording the world's distractor
+    # grammar holds ("in which town ... settle down") is the same question (5)
+    assert (out[4]["semantic_A"], out[4]["fluency_A"]) == (4, 1)
+    assert (out[8]["semantic_A"], out[8]["fluency_A"]) == (5, 5)
     assert (out[5]["semantic_A"], out[5]["fluency_A"]) == (4, 5)
-    assert (out[6]["semantic_B"], out[6]["fluency_B"]) == (2, 1)
-    assert counts == {"candidates": 8, "below_bar": 1, "accepted": 2, "rejected": 4,
-                      "outside_grammar": 1, "rated": 6, "acceptance_rate": 2 / 6,
-                      "accepted_by_A": 2, "accepted_by_B": 3}
+    assert (out[6]["semantic_B"], out[6]["fluency_B"]) == (2, 2)  # half its bigrams attested
+    assert counts == {"candidates": 9, "below_bar": 1, "accepted": 3, "rejected": 4,
+                      "outside_grammar": 1, "rated": 7, "acceptance_rate": 3 / 7,
+                      "accepted_by_A": 3, "accepted_by_B": 4}
     # the test sets' grammar cannot read the distractor question
     grammar_only = rate_candidates(tmp_path / "scored.parquet", tmp_path / "old.parquet",
                                    "keep_augmentation", ["A", "B"], grammar=QuestionGrammar())
-    assert grammar_only["outside_grammar"] == 4
+    assert grammar_only["outside_grammar"] == 5
     with pytest.raises(ValueError, match=r"scored.parquet: no column 'question'"):
         write_table(tmp_path / "scored.parquet", [{k: v for k, v in r.items() if k != "question"}
                                                   for r in rows])
@@ -373,3 +377,43 @@ def test_the_training_grammar_reads_every_distractor_question_of_a_built_world(w
     # a distractor key is elaborated by the clauses of its subject's class only
     person = next(k for k, (_, cls) in keys.items() if cls == "person")
     assert training.clauses[person] and all(c[0] == "who" for c in training.clauses[person])
+
+
+def test_distractor_questions_have_rephrasings_that_ask_nothing_else():
+    """Each distractor question keeps the phrasing the world asks first and gains the other
+    fluent phrasings of ``question_grammar.json`` ``distractor``; none of them is a phrasing of
+    a question of the test sets' grammar or of another distractor question."""
+    from tasks.demo.question_grammar import (
+        distractor_phrasings,
+        distractor_questions,
+        phrasings,
+        question_tokens,
+    )
+
+    asked, every = distractor_questions(), distractor_phrasings()
+    assert all(every[key][0] == phrasing for key, (phrasing, _) in asked.items())
+    assert all(len(every[key]) > 1 for key in asked)  # every question has a rephrasing
+    world = {tuple(question_tokens(p)) for items in phrasings().values() for p in items}
+    owner: dict[tuple[str, ...], str] = {}
+    for key, items in every.items():
+        for phrasing in items:
+            tokens = tuple(question_tokens(phrasing))
+            assert tokens not in world, phrasing
+            assert owner.setdefault(tokens, asked[key][0]) == asked[key][0], phrasing
+
+
+def test_a_rephrasing_of_a_question_no_distractor_asks_is_an_error(monkeypatch):
+    """A typo in ``question_grammar.json`` ``distractor`` would leave the question it meant
+    with one phrasing: it is an error naming the question instead."""
+    import tasks.demo.question_grammar as qg
+
+    data = load_data("question_grammar")
+    broken = {**data, "distractor": {**data["distractor"], "Where did {X} setle?": ["x {X}?"]}}
+    monkeypatch.setattr(qg, "load_data",
+                        lambda name: broken if name == "question_grammar" else load_data(name))
+    qg.distractor_rephrasings.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=r"no distractor sentence .*'Where did \{X\} setle\?'"):
+            qg.distractor_rephrasings()
+    finally:
+        qg.distractor_rephrasings.cache_clear()
