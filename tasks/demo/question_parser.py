@@ -147,8 +147,9 @@ def training_grammar() -> QuestionGrammar:
     """The grammar of every question the SQuAD-style training set asks: the world's grammar
     and the questions about the contexts' distractor sentences
     (:func:`tasks.demo.question_grammar.distractor_phrasings`: the phrasing the world asks and
-    its rephrasings, elaborated by the clauses of their subject's class). What the world raters read the reader
-    augmentation's training questions with; the test sets' questions are the reader bank's."""
+    its rephrasings, elaborated by the clauses of their subject's class). What the world
+    raters read the reader augmentation's training questions with; the test sets' questions
+    are the reader bank's."""
     return QuestionGrammar(languages={**phrasings(), **distractor_phrasings()},
                            relative_clauses={**key_clauses(), **distractor_clauses()})
 
