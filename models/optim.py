@@ -47,7 +47,10 @@ def decay_groups(named_parameters: Iterable[tuple[str, torch.nn.Parameter]],
 def trainer_precision(module: Any, configured: str | None) -> str | None:
     """The precision ``module`` trains under: its Trainer's (``auto`` already resolved) when
     one is attached, else ``configured``."""
-    trainer = getattr(module, "_trainer", None)
+    try:
+        trainer = module.trainer
+    except RuntimeError:  # Lightning: "... is not attached to a `Trainer`"
+        return configured
     return str(trainer.precision) if trainer is not None else configured
 
 
