@@ -93,8 +93,9 @@ def reader_augmentation(params: Params | None = None, profile: str | None = None
              + (f"; then only those the world raters accept ({', '.join(params.paraphrase.raters)}"
                 f": every rater >= {params.paraphrase.min_rating} on meaning and fluency, "
                 "tasks/demo/raters.py; the paper did not rate its augmentation data), where "
-                "the world's grammar reads the original (questions about the contexts' "
-                "distractor sentences are not rated: the bar alone decides, as in the paper)."
+                "the training set's grammar reads the original (its questions about the "
+                "contexts' distractor sentences included, with their rephrasings; elsewhere "
+                "the bar alone decides, as in the paper)."
                 if aug.world_raters else "."),)
     metrics = compare_augmented_task(
         before, after, inputs, counts, metrics_path=layout.augmentation_metrics,
