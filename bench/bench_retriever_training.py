@@ -102,6 +102,7 @@ def run_bare(model, batches, config, checkpoint: Path | None = None, device: str
 
     import torch
 
+    from models.optim import adamw, decay_groups
     from models.retriever.loss import dpr_loss
     from models.retriever.module import linear_schedule
 
@@ -110,16 +111,11 @@ def run_bare(model, batches, config, checkpoint: Path | None = None, device: str
     autocast = (torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16)
                 if bf16 else contextlib.nullcontext())
     params = [p for p in model.parameters() if p.requires_grad]
-    decay = [p for n, p in model.named_parameters()
-             if p.requires_grad and not (p.ndim < 2 or "LayerNorm" in n)]
-    no_decay = [p for n, p in model.named_parameters()
-                if p.requires_grad and (p.ndim < 2 or "LayerNorm" in n)]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
-                                   {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=config.lr, eps=config.adam_eps,
-                                  # as the module's (models/optim.py): fused, but not
-                                  # under mixed precision, where Lightning's clipping refuses it
-                                  fused=True if not bf16 else None)
+    # the module's optimizer (models/optim.py): BERT's decay groups, AdamW fused except under
+    # mixed precision, where Lightning's clipping refuses it
+    optimizer = adamw(decay_groups(model.named_parameters(), config.weight_decay),
+                      lr=config.lr, precision="bf16-mixed" if bf16 else None,
+                      eps=config.adam_eps)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, linear_schedule(config.warmup_steps, config.max_steps))
     cuda = torch.device(device).type == "cuda"

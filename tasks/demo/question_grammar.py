@@ -133,14 +133,15 @@ def distractor_rephrasings() -> dict[str, tuple[str, ...]]:
     A question there that no distractor sentence asks is an error naming it (a typo would
     otherwise leave the question with its one phrasing, silently)."""
     data = load_data("question_grammar")
+    patterns_of = data.get("distractor", {})
     asked = {phrasing for phrasing, _ in distractor_questions().values()}
-    unknown = sorted(set(data.get("distractor", {})) - asked)
+    unknown = sorted(set(patterns_of) - asked)
     if unknown:
         raise ValueError(f"question grammar: 'distractor' names {len(unknown)} question(s) that "
                          f"no distractor sentence of data/squad_prose.json asks: {unknown[:5]}")
     return {question: tuple(_capitalise(p) for pattern in patterns
                             for p in expand(pattern, data["synonyms"]))
-            for question, patterns in data.get("distractor", {}).items()}
+            for question, patterns in patterns_of.items()}
 
 
 def distractor_phrasings() -> dict[str, tuple[str, ...]]:
