@@ -1,8 +1,8 @@
 """Question paraphrase pairs of the demo world, in the Quora and WikiAnswers formats.
 
 Every pair asks one question about one subject of the world: two different phrasings of the
-same key (relation or value question type) from the world's question grammar
-(:mod:`tasks.demo.question_grammar`), the subject's name written the same way in both. Quora
+same key (relation, value question type or distractor question) from the world's question
+grammar (:mod:`tasks.demo.question_grammar`), the subject's name written the same way in both. Quora
 pairs also hold non-duplicates (another question about the same subject, or the same phrasing
 about another subject, its confusable neighbour when it has one), as in Quora's release; every
 WikiAnswers pair is a paraphrase, lower-cased and tokenised, with a word alignment (identical
