@@ -152,6 +152,12 @@ def distractor_phrasings() -> dict[str, tuple[str, ...]]:
             for key, (phrasing, _) in distractor_questions().items()}
 
 
+def all_phrasings() -> dict[str, tuple[str, ...]]:
+    """Key -> phrasings of every question the world asks: the relation and value keys'
+    (:func:`phrasings`) and the distractor questions' (:func:`distractor_phrasings`)."""
+    return {**phrasings(), **distractor_phrasings()}
+
+
 def distractor_clauses() -> dict[str, tuple[str, ...]]:
     """Distractor question key -> the relative clauses of its subject's class."""
     by_class = clauses()

@@ -27,6 +27,7 @@ import random
 from collections.abc import Iterable
 
 from tasks.demo.question_grammar import (
+    all_phrasings,
     clauses,
     distractor_phrasings,
     distractor_questions,
@@ -80,11 +81,6 @@ def askable_distractors(world: World) -> list[Question]:
         if len(keys[key]) > 1:
             out += [(key, entity.id) for entity in world.subjects(cls)]
     return out
-
-
-def all_phrasings() -> dict[str, tuple[str, ...]]:
-    """Key -> phrasings, the relation and value keys' and the distractor questions'."""
-    return {**phrasings(), **distractor_phrasings()}
 
 
 class QuestionDraw:

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from tasks.demo.lexicon import load_data
 from tasks.demo.question_grammar import (
+    all_phrasings,
     distractor_clauses,
-    distractor_phrasings,
     key_clauses,
     phrasings,
 )
@@ -150,7 +150,7 @@ def training_grammar() -> QuestionGrammar:
     its rephrasings, elaborated by the clauses of their subject's class). What the world
     raters read the reader augmentation's training questions with; the test sets' questions
     are the reader bank's."""
-    return QuestionGrammar(languages={**phrasings(), **distractor_phrasings()},
+    return QuestionGrammar(languages=all_phrasings(),
                            relative_clauses={**key_clauses(), **distractor_clauses()})
 
 
