@@ -1,8 +1,8 @@
 """Question paraphrase pairs of the demo world, in the Quora and WikiAnswers formats.
 
 Every pair asks one question about one subject of the world: two different phrasings of the
-same key (relation, value question type or distractor question) from the world's question
-grammar (:mod:`tasks.demo.question_grammar`), the subject's name written the same way in both. Quora
+same key (relation or value question type) from the world's question grammar
+(:mod:`tasks.demo.question_grammar`), the subject's name written the same way in both. Quora
 pairs also hold non-duplicates (another question about the same subject, or the same phrasing
 about another subject, its confusable neighbour when it has one), as in Quora's release; every
 WikiAnswers pair is a paraphrase, lower-cased and tokenised, with a word alignment (identical
@@ -13,12 +13,6 @@ question with a relative clause of its class (:func:`tasks.demo.question_grammar
 "Where was Lopez born?" / "In which city was Lopez, who spent a long holiday, born?"), as
 real paraphrase pairs add descriptions of what they ask about. That is what a suggestion-guided
 paraphraser learns to insert a context phrase from (Gan & Ng's adversarial paraphrases).
-
-A share of the pairs (:data:`DISTRACTOR_SHARE`) asks one of the questions the SQuAD-style
-training paragraphs ask about their distractor sentences ("At which institution did Lopez give
-a lecture?", :func:`tasks.demo.question_grammar.distractor_phrasings`) of a subject of its
-class: real paraphrase corpora ask every kind of question, and a paraphraser that never saw one
-writes word salad when the reader augmentation asks it to paraphrase such a training question.
 """
 
 from __future__ import annotations
@@ -27,10 +21,7 @@ import random
 from collections.abc import Iterable
 
 from tasks.demo.question_grammar import (
-    all_phrasings,
     clauses,
-    distractor_phrasings,
-    distractor_questions,
     elaborate,
     phrasings,
     question_tokens,
@@ -45,10 +36,6 @@ from tasks.io.wikianswers import WikiAnswersPair
 DUPLICATE_SHARE = 0.37
 #: Share of the paraphrase pairs whose second question elaborates the subject with a clause.
 ELABORATED_SHARE = 0.25
-#: Share of the pairs that ask a distractor question (:func:`askable_distractors`). The
-#: SQuAD-style training set asks them in about 40 % of its questions; the relation and value
-#: questions, which the paraphrased test sets are made of, keep most of the pairs.
-DISTRACTOR_SHARE = 0.2
 #: Value question types: key -> (entity class, the attribute that holds the value).
 VALUE_KEYS = {"birth": ("person", "birth"), "death": ("person", "death"),
               "dyear": ("person", "death_year"), "inception": ("organisation", "inception"),
@@ -71,39 +58,6 @@ def askable(world: World) -> list[Question]:
     return list(found)
 
 
-def askable_distractors(world: World) -> list[Question]:
-    """Every ``(distractor key, subject)``: each distractor question with two phrasings or
-    more, asked of every subject of its class (keys in :func:`distractor_questions` order,
-    subjects in world order)."""
-    keys = distractor_phrasings()
-    out: list[Question] = []
-    for key, (_, cls) in distractor_questions().items():
-        if len(keys[key]) > 1:
-            out += [(key, entity.id) for entity in world.subjects(cls)]
-    return out
-
-
-class QuestionDraw:
-    """Draws the question a pair asks: a distractor question in :data:`DISTRACTOR_SHARE` of
-    the draws (when the world has any), else a relation or value question; each from its list
-    uniformly, or by popularity (hyperlink count ** 0.5) when ``popular``."""
-
-    def __init__(self, world: World, popular: bool):
-        self.questions = askable(world)
-        self.distractors = askable_distractors(world)
-        self.choosers = [
-            WeightedChooser(items, [max(1, world.entities[s].count) ** 0.5 for _, s in items])
-            if popular and items else None
-            for items in (self.questions, self.distractors)]
-
-    def __call__(self, rng: random.Random) -> Question:
-        """One ``(key, subject)``."""
-        which = 1 if self.distractors and rng.random() < DISTRACTOR_SHARE else 0
-        chooser = self.choosers[which]
-        items = (self.questions, self.distractors)[which]
-        return chooser.choose(rng) if chooser is not None else rng.choice(items)
-
-
 def render(phrasing: str, label: str) -> str:
     """A phrasing with the subject's name in place of ``{X}``."""
     return phrasing.replace("{X}", label)
@@ -124,20 +78,18 @@ def second_phrasing(world: World, subject: str, phrasing: str, rng: random.Rando
 def build_quora(world: World, n: int, rng: random.Random) -> list[QuoraPair]:
     """``n`` Quora-style pairs; about 37 % are paraphrases (``is_duplicate``, the second
     question elaborated as :func:`second_phrasing` draws), popular subjects asked about more
-    often (weight: hyperlink count ** 0.5), a distractor question in
-    :data:`DISTRACTOR_SHARE` of them. A non-duplicate asks another relation or value question
-    of the same subject, or the same phrasing of another subject of the key."""
-    draw = QuestionDraw(world, popular=True)
-    if not draw.questions:
+    often (weight: hyperlink count ** 0.5)."""
+    questions = askable(world)
+    if not questions:
         return []
-    keys = all_phrasings()
+    keys = phrasings()
     by_key: dict[str, list[str]] = {}
     by_subject: dict[str, list[str]] = {}
-    for key, subject in draw.questions:
+    for key, subject in questions:
         by_key.setdefault(key, []).append(subject)
         by_subject.setdefault(subject, []).append(key)
-    for key, subject in draw.distractors:
-        by_key.setdefault(key, []).append(subject)
+    chooser = WeightedChooser(questions,
+                              [max(1, world.entities[s].count) ** 0.5 for _, s in questions])
     qids: dict[str, int] = {}
     seen: set[tuple[str, str]] = set()
     pairs: list[QuoraPair] = []
@@ -148,7 +100,7 @@ def build_quora(world: World, n: int, rng: random.Random) -> list[QuoraPair]:
     attempts = 0
     while len(pairs) < n and attempts < n * 20:
         attempts += 1
-        key, subject = draw(rng)
+        key, subject = chooser.choose(rng)
         label = world.label(subject)
         first, second = rng.sample(keys[key], 2)
         q1 = render(first, label)
@@ -156,7 +108,7 @@ def build_quora(world: World, n: int, rng: random.Random) -> list[QuoraPair]:
         if duplicate:
             q2 = second_phrasing(world, subject, second, rng)
         elif rng.random() < 0.5:
-            others = [k for k in by_subject.get(subject, ()) if k != key]
+            others = [k for k in by_subject[subject] if k != key]
             if not others:
                 continue
             q2 = render(rng.choice(keys[rng.choice(others)]), label)
@@ -209,19 +161,18 @@ def alignment_synonyms(rules: Iterable[PPDBRule]) -> dict[str, set[str]]:
 def build_wikianswers(world: World, n: int, rng: random.Random,
                       rules: Iterable[PPDBRule]) -> list[WikiAnswersPair]:
     """``n`` WikiAnswers-style paraphrase pairs (lower-cased, tokenised) with alignments (the
-    second question elaborated as :func:`second_phrasing` draws; a distractor question in
-    :data:`DISTRACTOR_SHARE` of them)."""
-    draw = QuestionDraw(world, popular=False)
-    if not draw.questions:
+    second question elaborated as :func:`second_phrasing` draws)."""
+    questions = askable(world)
+    if not questions:
         return []
-    keys = all_phrasings()
+    keys = phrasings()
     synonyms = alignment_synonyms(rules)
     seen: set[tuple[str, str]] = set()
     pairs: list[WikiAnswersPair] = []
     attempts = 0
     while len(pairs) < n and attempts < n * 20:
         attempts += 1
-        key, subject = draw(rng)
+        key, subject = rng.choice(questions)
         label = world.label(subject)
         first, second = rng.sample(keys[key], 2)
         t1 = _tokens(render(first, label))
