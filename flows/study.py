@@ -5,22 +5,34 @@ which ``dvc.yaml`` is generated from): demo world (when ``sources.world`` is ``d
 index of the passages -> EntityQuestions -> retrieval (BM25, dense, hybrid) -> paraphrased
 SQuAD test sets -> retrieval on original vs paraphrased questions -> the HTML report of all of
 it. A stage added to the registry runs here too.
+
+With ``orchestration.concurrent_stages`` = 1 the stages run one after the other in the flow's
+process, in registry order. With more, every stage is submitted at once to a local Dask cluster
+of that many worker processes (:func:`tasks.distribution.stage_runner`), each waiting for the
+stages whose outputs it reads (:func:`tasks.pipeline.stage_graph.upstream_stages`, the edges of
+``dvc.yaml``): Dask's scheduler starts a stage once those are done, so the EntityQuestions
+branch and the paraphrase branch run side by side. Every stage computes the same numbers either
+way (same seeds, same torch thread count; the demo's pinned scores check it).
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from prefect import flow
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+from prefect.futures import wait
 
 from flows._params import resolve
 from tasks.config import Params
 from tasks.io.atomic import write_json
 from tasks.layout import Layout
 from tasks.pipeline.machine_speed import machine_speed
-from tasks.pipeline.stage_clock import StageClock
+from tasks.pipeline.stage_clock import StageClock, StageTime
+from tasks.pipeline.stage_graph import upstream_stages
 from tasks.pipeline.stages import STAGES, Stage
 
 
@@ -29,18 +41,64 @@ def stage_flow(stage: Stage) -> Any:
     return getattr(importlib.import_module(stage.module), stage.attribute)
 
 
+@task(name="stage", task_run_name="{name}", cache_policy=NO_CACHE)
+def run_stage(name: str, flow_path: str, params: Params, origin: float) -> StageTime:
+    """Run stage ``name``'s flow (``module:attribute``) in this process and time it on the
+    study's clock (``origin``: the study's start). Not cached itself: its flow's tasks are."""
+    module, _, attribute = flow_path.partition(":")
+    clock = StageClock(origin=origin)
+    with clock.stage(name):
+        getattr(importlib.import_module(module), attribute)(params=params)
+    return clock.stages[0]
+
+
+def run_in_order(stages: Sequence[Stage], params: Params, clock: StageClock) -> None:
+    """Run the stages' flows one after the other in this process."""
+    for one in stages:
+        with clock.stage(one.name):
+            stage_flow(one)(params=params)
+
+
+def run_concurrently(stages: Sequence[Stage], params: Params, clock: StageClock,
+                     workers: int) -> None:
+    """Submit every stage to a local cluster of ``workers`` processes, each waiting for the
+    stages it reads from; record their times; raise the first failed stage's error (in
+    registry order) once every stage has finished or been skipped for a failed input."""
+    from tasks.distribution import stage_runner
+
+    edges = upstream_stages(stages)
+    futures: dict[str, Any] = {}
+    with stage_runner(workers) as runner:
+        for one in stages:
+            futures[one.name] = runner.submit(
+                run_stage, {"name": one.name, "flow_path": one.flow, "params": params,
+                            "origin": clock.origin},
+                wait_for=[futures[name] for name in edges[one.name]])
+        wait(list(futures.values()))
+        failed = [one.name for one in stages if not futures[one.name].state.is_completed()]
+        for one in stages:
+            if one.name not in failed:
+                clock.add(futures[one.name].result())
+        if failed:
+            print(f"stages not completed: {failed}")
+            futures[failed[0]].result()  # raises that stage's error
+            raise RuntimeError(f"stage {failed[0]!r} did not complete")
+
+
 @flow(name="study", log_prints=True)
 def study(params: Params | None = None, profile: str | None = None,
           params_file: str | None = None) -> dict[str, str]:
     """Run the study end to end and return where its outputs are."""
     params = resolve(params, profile, params_file)
     layout = Layout(params)
-    clock = StageClock()
     machine = machine_speed()  # the machine's speed today: wall times compare only with it
-    for stage in STAGES:
-        if stage.when(params):
-            with clock.stage(stage.name):
-                stage_flow(stage)(params=params)
+    workers = params.orchestration.concurrent_stages
+    clock = StageClock(concurrent_stages=workers)
+    stages = [one for one in STAGES if one.when(params)]
+    if workers > 1:
+        run_concurrently(stages, params, clock, workers)
+    else:
+        run_in_order(stages, params, clock)
     machine["matmul_gflops_end"] = machine_speed()["matmul_gflops"]
     write_json(layout.study_timings, {**clock.summary(), "machine": machine}, indent=2)
     print(f"time per stage (-> {layout.study_timings}):\n{clock.table()}\n"

@@ -153,3 +153,43 @@ def _exported(name: str, value: str) -> Iterator[None]:
             os.environ.pop(name, None)
         else:
             os.environ[name] = before
+
+
+#: Dask settings of the study's stage cluster (:func:`stage_runner`).
+_STAGE_CLUSTER_SETTINGS: dict[str, Any] = {
+    # Dask's default sets OMP/MKL/OpenBLAS to 1 thread in its workers; a stage must run with the
+    # threads it has in the flow's process, or torch's floating-point sums (and every number
+    # downstream) change. What the workers get instead: OpenMP threads that sleep when idle,
+    # so two stages' torch teams share the cores (measured: bench/RESULTS.md, Session 25).
+    "distributed.nanny.pre-spawn-environ": {},
+    # a stage may start processes of its own (side-by-side tagger training, DDP)
+    "distributed.worker.daemon": False,
+    # a stage holds a worker's only thread for minutes: not a stalled event loop
+    "distributed.admin.tick.limit": "1h",
+}
+
+
+@contextlib.contextmanager
+def stage_runner(workers: int) -> Iterator[Any]:
+    """A started ``DaskTaskRunner`` for whole stages: a local cluster of ``workers`` worker
+    processes with one task thread each, bound to loopback, no dashboard, no memory limit (a
+    stage's peak memory is its own business, not a reason to restart it).
+
+    Worker processes run with the flow's environment (torch's thread count included) plus
+    ``OMP_WAIT_POLICY=PASSIVE`` unless the environment sets it: with OpenMP's default
+    spin-waiting, two stages whose torch threads outnumber the cores take 2x longer than one
+    after the other; with passive waiting they finish sooner than in sequence.
+    """
+    import dask
+    from prefect_dask import DaskTaskRunner
+
+    wait_policy = os.environ.get("OMP_WAIT_POLICY", "PASSIVE")
+    settings = {**_STAGE_CLUSTER_SETTINGS,
+                "distributed.nanny.pre-spawn-environ": {"OMP_WAIT_POLICY": wait_policy}}
+    with dask.config.set(settings):
+        runner = DaskTaskRunner(
+            cluster_class="distributed.LocalCluster",
+            cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": True,
+                            "host": LOOPBACK, "dashboard_address": None, "memory_limit": 0})
+        with runner:
+            yield runner

@@ -46,13 +46,18 @@ class OrchestrationConfig(Section):
     local API. ``task_runner`` picks the runner of the shard-parallel subflows (passage
     encoding, BM25 batches, paraphrase generation): ``thread`` (in-process), ``dask`` or
     ``ray``. Worker processes report to the same API as the flow: without a server, one
-    temporary API is started for the run and shared.
+    temporary API is started for the run and shared. ``concurrent_stages`` > 1 runs the
+    study's independent stages side by side (:func:`flows.study.study`).
     """
 
     api_url: str | None = None
     api_startup_timeout_s: float = Field(API_STARTUP_TIMEOUT_S, gt=0)
     api_start_attempts: int = Field(3, ge=1)
     server: ServerConfig = ServerConfig()
+    concurrent_stages: int = Field(
+        1, ge=1, description="stages of the study run at once, each in its own process of a "
+        "local Dask cluster, as soon as the stages it reads from are done (1: one after the "
+        "other in the flow's process)")
     task_runner: Literal["thread", "dask", "ray"] = "thread"
     max_workers: int | None = Field(None, ge=1, description="thread runner threads")
     dask: DaskConfig = DaskConfig()

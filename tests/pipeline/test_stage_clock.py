@@ -27,7 +27,23 @@ def test_cpu_time_follows_work_and_sleep_is_wall_only():
     summary = clock.summary()
     assert [s["stage"] for s in summary["stages"]] == ["busy", "idle"]
     assert summary["total"]["wall_s"] == pytest.approx(busy.wall_s + idle.wall_s, abs=0.02)
+    assert summary["total"]["stages_wall_s"] == pytest.approx(busy.wall_s + idle.wall_s)
+    assert idle.start_s == pytest.approx(busy.start_s + busy.wall_s, abs=0.02)
     assert "busy" in clock.table() and "total" in clock.table()
+    assert "at a time" not in clock.table()
+
+
+def test_stages_timed_in_other_processes_overlap_on_one_clock():
+    from tasks.pipeline.stage_clock import StageTime
+
+    clock = StageClock(origin=1000.0, concurrent_stages=2)
+    clock.add(StageTime("a", wall_s=10.0, cpu_s=9.0, start_s=1.0))
+    clock.add(StageTime("b", wall_s=6.0, cpu_s=5.0, start_s=2.0))  # beside a
+    clock.add(StageTime("c", wall_s=3.0, cpu_s=3.0, start_s=11.0))  # after a
+    total = clock.summary()["total"]
+    assert total == {"wall_s": 14.0, "cpu_s": 17.0, "stages_wall_s": 19.0}
+    assert clock.summary()["concurrent_stages"] == 2
+    assert "up to 2 stages at a time" in clock.table() and "19.0 s" in clock.table()
 
 
 def test_a_failing_stage_is_still_recorded():

@@ -1,0 +1,45 @@
+"""The study's DAG as edges: which stages each stage waits for.
+
+A stage waits for every earlier stage that writes what it reads: one of its ``deps`` is one of
+the other's ``outs`` or ``metrics``, lies inside one, or holds one (a dependency on
+``${paths.data}/raw`` waits for the stage that writes ``${paths.data}/raw/squad``). That is the
+rule by which DVC connects the stages of the ``dvc.yaml`` generated from the same registry, so
+``dvc repro`` and a concurrent study see one graph. Paths are compared as written, in DVC's
+``${paths.*}`` templating, which every stage uses alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tasks.pipeline.stages import Stage
+
+
+def _overlap(a: str, b: str) -> bool:
+    """Whether one path is the other or lies inside it."""
+    a, b = a.rstrip("/"), b.rstrip("/")
+    return a == b or a.startswith(b + "/") or b.startswith(a + "/")
+
+
+def _writes(stage: Stage) -> tuple[str, ...]:
+    return (*stage.outs, *stage.metrics, *stage.plots)
+
+
+def upstream_stages(stages: Sequence[Stage]) -> dict[str, tuple[str, ...]]:
+    """``{stage name: names of the earlier stages it waits for}``, in ``stages`` order.
+
+    Only the stages given count (pass those a configuration runs: a stage that is switched off
+    writes nothing to wait for). A stage that reads what a *later* stage writes is an error: the
+    registry's order is the order of the serial study and must be a topological order.
+    """
+    edges: dict[str, tuple[str, ...]] = {}
+    for position, stage in enumerate(stages):
+        edges[stage.name] = tuple(
+            earlier.name for earlier in stages[:position]
+            if any(_overlap(dep, out) for dep in stage.deps for out in _writes(earlier)))
+        later = [other.name for other in stages[position + 1:]
+                 if any(_overlap(dep, out) for dep in stage.deps for out in _writes(other))]
+        if later:
+            raise ValueError(f"stage {stage.name!r} reads what the later stage(s) {later} "
+                             "write: order the registry so that every stage follows its inputs")
+    return edges

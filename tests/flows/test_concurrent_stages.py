@@ -1,0 +1,63 @@
+"""The study's concurrent mode (``orchestration.concurrent_stages`` > 1) on toy stages: stages
+that read nothing of each other run at the same time in different worker processes, a stage
+waits for the stages whose outputs it reads, the workers keep the flow's thread settings and
+sleep when idle, and a failed stage fails the run with its own error after the others ran."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from tasks.pipeline.stage_clock import StageClock
+from tasks.pipeline.stages import Stage
+
+A = Stage(name="a", flow="stage_toys:toy_a", description="", params=(),
+          outs=("${paths.data}/a",))
+B = Stage(name="b", flow="stage_toys:toy_b", description="", params=(),
+          outs=("${paths.data}/b",))
+C = Stage(name="c", flow="stage_toys:toy_c", description="", params=(),
+          deps=("${paths.data}/a",), outs=("${paths.data}/c",))
+FAIL = Stage(name="fail", flow="stage_toys:toy_fail", description="", params=(),
+             deps=("${paths.data}/b",), outs=("${paths.data}/never",))
+AFTER_FAIL = Stage(name="after_fail", flow="stage_toys:toy_c", description="", params=(),
+                   deps=("${paths.data}/never",))
+
+
+@pytest.fixture
+def toy_params(tmp_path):
+    from tasks.config import load_params
+
+    return load_params(overrides={"paths.data": str(tmp_path / "data")})
+
+
+def _ran(params, name: str) -> dict:
+    return json.loads((params.paths.data / f"{name}.json").read_text())
+
+
+def test_independent_stages_overlap_and_a_stage_waits_for_its_inputs(prefect_api, toy_params):
+    from flows.study import run_concurrently
+
+    clock = StageClock(concurrent_stages=2)
+    run_concurrently([A, B, C], toy_params, clock, workers=2)
+    a, b, c = (_ran(toy_params, name) for name in "abc")
+    assert a["pid"] != b["pid"] and a["start"] < b["end"] and b["start"] < a["end"]
+    assert c["start"] >= a["end"]
+    assert a["wait_policy"] == os.environ.get("OMP_WAIT_POLICY", "PASSIVE")
+    assert a["omp_threads"] == os.environ.get("OMP_NUM_THREADS")  # not Dask's 1
+    assert [s.stage for s in clock.stages] == ["a", "b", "c"]  # registry order
+    summary = clock.summary()
+    first = min(s.start_s for s in clock.stages)  # the cluster starts before the first stage
+    assert summary["total"]["wall_s"] - first < summary["total"]["stages_wall_s"]  # overlap
+    assert "2 stages at a time" in clock.table()
+
+
+def test_a_failed_stage_fails_the_run_after_the_others(prefect_api, toy_params):
+    from flows.study import run_concurrently
+
+    clock = StageClock(concurrent_stages=2)
+    with pytest.raises(ValueError, match="toy stage broke"):
+        run_concurrently([A, B, FAIL, AFTER_FAIL, C], toy_params, clock, workers=2)
+    assert [s.stage for s in clock.stages] == ["a", "b", "c"]  # the rest ran and were timed
+    assert not (toy_params.paths.data / "never").exists()

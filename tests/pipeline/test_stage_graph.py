@@ -1,0 +1,48 @@
+"""The study's DAG derived from the registry: a stage waits for the stages that write what it
+reads (DVC's rule), the registry's order is a topological order, and a stage that is switched
+off leaves no edge."""
+
+from __future__ import annotations
+
+import pytest
+
+from tasks.pipeline.stage_graph import upstream_stages
+from tasks.pipeline.stages import STAGES, Stage
+
+
+def test_the_registry_has_two_branches_that_meet_at_the_end():
+    edges = upstream_stages(STAGES)
+    assert list(edges) == [s.name for s in STAGES]
+    assert edges["demo_world"] == ()
+    # the paraphrase branch reads only the raw data: it need not wait for EntityQuestions
+    assert edges["paraphrase"] == ("demo_world",)
+    assert set(edges["readers"]) == {"demo_world", "paraphrase"}
+    assert set(edges["reader_augmentation"]) == {"demo_world", "paraphrase", "readers"}
+    # the EntityQuestions branch is a chain
+    assert "bm25_index" in edges["entity_questions"]
+    assert "entity_questions" in edges["train_retriever"]
+    assert {"train_retriever", "entity_questions"} <= set(edges["retrieval"])
+    assert "retrieval" in edges["retriever_experiments"]
+    # where they meet
+    assert set(edges["paraphrased_retrieval"]) == {"paraphrase", "train_retriever"}
+    assert set(edges["retrieve_then_read"]) == {"retrieval", "readers"}
+    assert set(edges["report"]) == {s.name for s in STAGES} - {"report", "bm25_index"}
+
+
+def test_every_stage_waits_only_for_earlier_stages_that_run():
+    stages = [s for s in STAGES if s.name != "demo_world"]  # real data: no demo world
+    edges = upstream_stages(stages)
+    assert edges["paraphrase"] == () and "demo_world" not in edges["readers"]
+    names = [s.name for s in stages]
+    for name, upstream in edges.items():
+        assert all(names.index(u) < names.index(name) for u in upstream), name
+
+
+def test_a_stage_before_its_inputs_is_an_error():
+    first = Stage(name="reads", flow="m:f", description="", params=(),
+                  deps=("${paths.data}/x/part",))
+    second = Stage(name="writes", flow="m:g", description="", params=(),
+                   outs=("${paths.data}/x",))
+    with pytest.raises(ValueError, match="'reads' reads what the later stage"):
+        upstream_stages([first, second])
+    assert upstream_stages([second, first]) == {"writes": (), "reads": ("writes",)}
