@@ -14,6 +14,7 @@ the flow, every worker and every subprocess at it.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -186,10 +187,17 @@ def stage_runner(workers: int) -> Iterator[Any]:
     wait_policy = os.environ.get("OMP_WAIT_POLICY", "PASSIVE")
     settings = {**_STAGE_CLUSTER_SETTINGS,
                 "distributed.nanny.pre-spawn-environ": {"OMP_WAIT_POLICY": wait_policy}}
-    with dask.config.set(settings):
-        runner = DaskTaskRunner(
-            cluster_class="distributed.LocalCluster",
-            cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": True,
-                            "host": LOOPBACK, "dashboard_address": None, "memory_limit": 0})
-        with runner:
-            yield runner
+    chatter = logging.getLogger("distributed")  # the cluster's start and close, line by line
+    level = chatter.level
+    chatter.setLevel(max(level, logging.WARNING))
+    try:
+        with dask.config.set(settings):
+            runner = DaskTaskRunner(
+                cluster_class="distributed.LocalCluster",
+                cluster_kwargs={"n_workers": workers, "threads_per_worker": 1,
+                                "processes": True, "host": LOOPBACK, "dashboard_address": None,
+                                "memory_limit": 0})
+            with runner:
+                yield runner
+    finally:
+        chatter.setLevel(level)

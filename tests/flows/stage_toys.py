@@ -1,5 +1,7 @@
-"""Toy stage flows for the concurrent study test: each records when it ran (wall clock) and in
-which process, under ``params.paths.data``; ``toy_fail`` raises."""
+"""Toy stage flows for the concurrent study test. ``toy_a`` and ``toy_b`` meet: each marks its
+start and then waits for the other's mark, so they both finish only if they ran at the same time
+(alone, one gives up after ``MEET_TIMEOUT_S``); each records when and in which process it ran,
+under ``params.paths.data``. ``toy_c`` checks its input; ``toy_fail`` raises."""
 
 from __future__ import annotations
 
@@ -9,33 +11,42 @@ import time
 
 from prefect import flow
 
-HOLD_S = 2.0  # long enough for two toy stages on two workers to overlap
+MEET_TIMEOUT_S = 60.0
 
 
-def _record(params, name: str) -> None:
+def _meet(params, name: str, partner: str) -> None:
     start = time.time()
-    time.sleep(HOLD_S)
-    out = params.paths.data / f"{name}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"start": start, "end": time.time(), "pid": os.getpid(),
-                               "wait_policy": os.environ.get("OMP_WAIT_POLICY"),
-                               "omp_threads": os.environ.get("OMP_NUM_THREADS")}))
+    data = params.paths.data
+    data.mkdir(parents=True, exist_ok=True)
+    (data / f"{name}.started").touch()
+    while not (data / f"{partner}.started").exists():
+        if time.time() - start > MEET_TIMEOUT_S:
+            raise TimeoutError(f"toy {name} ran alone: {partner} did not start beside it")
+        time.sleep(0.1)
+    _record(params, name, start)
+
+
+def _record(params, name: str, start: float) -> None:
+    (params.paths.data / f"{name}.json").write_text(json.dumps(
+        {"start": start, "end": time.time(), "pid": os.getpid(),
+         "wait_policy": os.environ.get("OMP_WAIT_POLICY"),
+         "omp_threads": os.environ.get("OMP_NUM_THREADS")}))
 
 
 @flow(name="toy a")
 def toy_a(params) -> None:
-    _record(params, "a")
+    _meet(params, "a", "b")
 
 
 @flow(name="toy b")
 def toy_b(params) -> None:
-    _record(params, "b")
+    _meet(params, "b", "a")
 
 
 @flow(name="toy c")
 def toy_c(params) -> None:
     assert (params.paths.data / "a.json").exists(), "toy c ran before its input"
-    _record(params, "c")
+    _record(params, "c", time.time())
 
 
 @flow(name="toy fail")
