@@ -6,13 +6,15 @@ index of the passages -> EntityQuestions -> retrieval (BM25, dense, hybrid) -> p
 SQuAD test sets -> retrieval on original vs paraphrased questions -> the HTML report of all of
 it. A stage added to the registry runs here too.
 
-With ``orchestration.concurrent_stages`` = 1 the stages run one after the other in the flow's
-process, in registry order. With more, every stage is submitted at once to a local Dask cluster
-of that many worker processes (:func:`tasks.distribution.stage_runner`), each waiting for the
-stages whose outputs it reads (:func:`tasks.pipeline.stage_graph.upstream_stages`, the edges of
-``dvc.yaml``): Dask's scheduler starts a stage once those are done, so the EntityQuestions
-branch and the paraphrase branch run side by side. Every stage computes the same numbers either
-way (same seeds, same torch thread count; the demo's pinned scores check it).
+With ``orchestration.concurrent_stages`` = 1 (or with the shard tasks on a Dask or Ray
+``orchestration.task_runner``, whose cluster the stages then have to themselves) the stages
+run one after the other in the flow's process, in registry order. With more, every stage is
+submitted at once to a local Dask cluster of that many worker processes
+(:func:`tasks.distribution.stage_runner`), each waiting for the stages whose outputs it reads
+(:func:`tasks.pipeline.stage_graph.upstream_stages`, the edges of ``dvc.yaml``): Dask's
+scheduler starts a stage once those are done, so the EntityQuestions branch and the paraphrase
+branch run side by side. Every stage computes the same numbers either way (same seeds, same
+torch thread count; the demo's and the smoke profile's pinned scores check it).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import wait
 
 from flows._params import resolve
-from tasks.config import Params
+from tasks.config import OrchestrationConfig, Params
 from tasks.io.atomic import write_json
 from tasks.layout import Layout
 from tasks.pipeline.machine_speed import machine_speed
@@ -52,6 +54,14 @@ def run_stage(name: str, flow_path: str, params: Params, origin: float) -> Stage
     return clock.stages[0]
 
 
+def stage_workers(orchestration: OrchestrationConfig) -> int:
+    """How many stages run at once: ``concurrent_stages``, but 1 when the shard tasks go to a
+    Dask or Ray cluster (inside a stage's worker, prefect-dask would find the stage cluster)."""
+    if orchestration.task_runner != "thread":
+        return 1
+    return orchestration.concurrent_stages
+
+
 def run_in_order(stages: Sequence[Stage], params: Params, clock: StageClock) -> None:
     """Run the stages' flows one after the other in this process."""
     for one in stages:
@@ -65,10 +75,11 @@ def run_concurrently(stages: Sequence[Stage], params: Params, clock: StageClock,
     stages it reads from; record their times; raise the first failed stage's error (in
     registry order) once every stage has finished or been skipped for a failed input."""
     from tasks.distribution import stage_runner
+    from tasks.retrieval.jvm import shutdown_jvm_worker
 
     edges = upstream_stages(stages)
     futures: dict[str, Any] = {}
-    with stage_runner(workers) as runner:
+    with stage_runner(workers, before_close=shutdown_jvm_worker) as runner:
         for one in stages:
             futures[one.name] = runner.submit(
                 run_stage, {"name": one.name, "flow_path": one.flow, "params": params,
@@ -92,7 +103,11 @@ def study(params: Params | None = None, profile: str | None = None,
     params = resolve(params, profile, params_file)
     layout = Layout(params)
     machine = machine_speed()  # the machine's speed today: wall times compare only with it
-    workers = params.orchestration.concurrent_stages
+    workers = stage_workers(params.orchestration)
+    if workers < params.orchestration.concurrent_stages:
+        print(f"stages run one at a time: orchestration.concurrent_stages "
+              f"({params.orchestration.concurrent_stages}) needs the shard tasks on threads, "
+              f"not on {params.orchestration.task_runner}")
     clock = StageClock(concurrent_stages=workers)
     stages = [one for one in STAGES if one.when(params)]
     if workers > 1:

@@ -171,7 +171,7 @@ _STAGE_CLUSTER_SETTINGS: dict[str, Any] = {
 
 
 @contextlib.contextmanager
-def stage_runner(workers: int) -> Iterator[Any]:
+def stage_runner(workers: int, before_close: Callable[[], Any] | None = None) -> Iterator[Any]:
     """A started ``DaskTaskRunner`` for whole stages: a local cluster of ``workers`` worker
     processes with one task thread each, bound to loopback, no dashboard, no memory limit (a
     stage's peak memory is its own business, not a reason to restart it).
@@ -180,6 +180,10 @@ def stage_runner(workers: int) -> Iterator[Any]:
     ``OMP_WAIT_POLICY=PASSIVE`` unless the environment sets it: with OpenMP's default
     spin-waiting, two stages whose torch threads outnumber the cores take 2x longer than one
     after the other; with passive waiting they finish sooner than in sequence.
+
+    ``before_close`` runs on every worker before the cluster closes, which kills a worker slow
+    to exit: a worker must stop there what it started that would outlive it (the study stops
+    the JVM process a worker started for Lucene).
     """
     import dask
     from prefect_dask import DaskTaskRunner
@@ -198,6 +202,10 @@ def stage_runner(workers: int) -> Iterator[Any]:
                                 "processes": True, "host": LOOPBACK, "dashboard_address": None,
                                 "memory_limit": 0})
             with runner:
-                yield runner
+                try:
+                    yield runner
+                finally:
+                    if before_close is not None:
+                        runner.client.run(before_close)
     finally:
         chatter.setLevel(level)

@@ -134,16 +134,19 @@ def in_jvm_process(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     try:
         return _worker.submit(fn, *args, **kwargs).result()
     except BrokenProcessPool as exc:
-        _shutdown_worker()
+        shutdown_jvm_worker()
         raise JvmError(f"the JVM worker process died while running {fn.__name__}: {exc}") \
             from exc
 
 
-def _shutdown_worker() -> None:
+def shutdown_jvm_worker() -> None:
+    """Stop this process's JVM worker (a no-op when none was started). Runs at exit; a process
+    that may be killed rather than exit (a Dask worker that the study's cluster closes) must call
+    it first, or its JVM worker lives on as an orphan."""
     global _worker
     if _worker is not None:
         _worker.shutdown(wait=True, cancel_futures=True)
         _worker = None
 
 
-atexit.register(_shutdown_worker)  # a no-op when no worker was started
+atexit.register(shutdown_jvm_worker)

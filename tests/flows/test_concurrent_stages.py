@@ -61,3 +61,13 @@ def test_a_failed_stage_fails_the_run_after_the_others(prefect_api, toy_params):
         run_concurrently([A, B, FAIL, AFTER_FAIL, C], toy_params, clock, workers=2)
     assert [s.stage for s in clock.stages] == ["a", "b", "c"]  # the rest ran and were timed
     assert not (toy_params.paths.data / "never").exists()
+
+
+def test_stages_run_one_at_a_time_when_shards_go_to_a_cluster():
+    from flows.study import stage_workers
+    from tasks.config import OrchestrationConfig
+
+    assert stage_workers(OrchestrationConfig()) == 1
+    assert stage_workers(OrchestrationConfig(concurrent_stages=3)) == 3
+    assert stage_workers(OrchestrationConfig(concurrent_stages=3, task_runner="dask")) == 1
+    assert stage_workers(OrchestrationConfig(concurrent_stages=2, task_runner="ray")) == 1
