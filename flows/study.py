@@ -38,19 +38,19 @@ from tasks.pipeline.stage_graph import upstream_stages
 from tasks.pipeline.stages import STAGES, Stage
 
 
-def stage_flow(stage: Stage) -> Any:
-    """The Prefect flow object of a registry stage."""
-    return getattr(importlib.import_module(stage.module), stage.attribute)
+def flow_at(path: str) -> Any:
+    """The Prefect flow object at ``module:attribute``."""
+    module, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 @task(name="stage", task_run_name="{name}", cache_policy=NO_CACHE)
 def run_stage(name: str, flow_path: str, params: Params, origin: float) -> StageTime:
     """Run stage ``name``'s flow (``module:attribute``) in this process and time it on the
     study's clock (``origin``: the study's start). Not cached itself: its flow's tasks are."""
-    module, _, attribute = flow_path.partition(":")
     clock = StageClock(origin=origin)
     with clock.stage(name):
-        getattr(importlib.import_module(module), attribute)(params=params)
+        flow_at(flow_path)(params=params)
     return clock.stages[0]
 
 
@@ -66,7 +66,7 @@ def run_in_order(stages: Sequence[Stage], params: Params, clock: StageClock) -> 
     """Run the stages' flows one after the other in this process."""
     for one in stages:
         with clock.stage(one.name):
-            stage_flow(one)(params=params)
+            flow_at(one.flow)(params=params)
 
 
 def run_concurrently(stages: Sequence[Stage], params: Params, clock: StageClock,

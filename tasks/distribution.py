@@ -205,7 +205,7 @@ def stage_runner(workers: int, before_close: Callable[[], Any] | None = None) ->
                 try:
                     yield runner
                 finally:
-                    if before_close is not None:
-                        runner.client.run(before_close)
+                    if before_close is not None:  # never masks the stages' own error
+                        runner.client.run(before_close, on_error="ignore")
     finally:
         chatter.setLevel(level)
