@@ -156,13 +156,9 @@ def _exported(name: str, value: str) -> Iterator[None]:
             os.environ[name] = before
 
 
-#: Dask settings of the study's stage cluster (:func:`stage_runner`).
+#: Dask settings of the study's stage cluster (:func:`stage_runner`), besides its workers'
+#: environment.
 _STAGE_CLUSTER_SETTINGS: dict[str, Any] = {
-    # Dask's default sets OMP/MKL/OpenBLAS to 1 thread in its workers; a stage must run with the
-    # threads it has in the flow's process, or torch's floating-point sums (and every number
-    # downstream) change. What the workers get instead: OpenMP threads that sleep when idle,
-    # so two stages' torch teams share the cores (measured: bench/RESULTS.md, Session 25).
-    "distributed.nanny.pre-spawn-environ": {},
     # a stage may start processes of its own (side-by-side tagger training, DDP)
     "distributed.worker.daemon": False,
     # a stage holds a worker's only thread for minutes: not a stalled event loop
@@ -188,9 +184,12 @@ def stage_runner(workers: int, before_close: Callable[[], Any] | None = None) ->
     import dask
     from prefect_dask import DaskTaskRunner
 
-    wait_policy = os.environ.get("OMP_WAIT_POLICY", "PASSIVE")
-    settings = {**_STAGE_CLUSTER_SETTINGS,
-                "distributed.nanny.pre-spawn-environ": {"OMP_WAIT_POLICY": wait_policy}}
+    # Dask's default worker environment pins OMP/MKL/OpenBLAS to 1 thread; a stage must run with
+    # the threads it has in the flow's process, or torch's floating-point sums (and every number
+    # downstream) change. What the workers get instead: OpenMP threads that sleep when idle, so
+    # two stages' torch teams share the cores (bench/RESULTS.md, Session 25).
+    environ = {"OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+    settings = {**_STAGE_CLUSTER_SETTINGS, "distributed.nanny.pre-spawn-environ": environ}
     chatter = logging.getLogger("distributed")  # the cluster's start and close, line by line
     level = chatter.level
     chatter.setLevel(max(level, logging.WARNING))

@@ -1,7 +1,8 @@
 """Toy stage flows for the concurrent study test. ``toy_a`` and ``toy_b`` meet: each marks its
 start and then waits for the other's mark, so they both finish only if they ran at the same time
 (alone, one gives up after ``MEET_TIMEOUT_S``); each records when and in which process it ran,
-under ``params.paths.data``. ``toy_c`` checks its input; ``toy_fail`` raises."""
+under ``params.paths.data``. ``toy_c`` checks its input; ``toy_fail`` raises;
+``toy_after_fail`` must never run."""
 
 from __future__ import annotations
 
@@ -47,6 +48,11 @@ def toy_b(params) -> None:
 def toy_c(params) -> None:
     assert (params.paths.data / "a.json").exists(), "toy c ran before its input"
     _record(params, "c", time.time())
+
+
+@flow(name="toy after fail")
+def toy_after_fail(params) -> None:
+    (params.paths.data / "never").write_text("ran after a failed input")
 
 
 @flow(name="toy fail")

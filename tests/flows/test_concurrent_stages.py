@@ -21,8 +21,8 @@ C = Stage(name="c", flow="stage_toys:toy_c", description="", params=(),
           deps=("${paths.data}/a",), outs=("${paths.data}/c",))
 FAIL = Stage(name="fail", flow="stage_toys:toy_fail", description="", params=(),
              deps=("${paths.data}/b",), outs=("${paths.data}/never",))
-AFTER_FAIL = Stage(name="after_fail", flow="stage_toys:toy_c", description="", params=(),
-                   deps=("${paths.data}/never",))
+AFTER_FAIL = Stage(name="after_fail", flow="stage_toys:toy_after_fail", description="",
+                   params=(), deps=("${paths.data}/never",))
 
 
 @pytest.fixture
@@ -36,30 +36,26 @@ def _ran(params, name: str) -> dict:
     return json.loads((params.paths.data / f"{name}.json").read_text())
 
 
-def test_independent_stages_overlap_and_a_stage_waits_for_its_inputs(prefect_api, toy_params):
-    from flows.study import run_concurrently
-
-    clock = StageClock(concurrent_stages=2)
-    run_concurrently([A, B, C], toy_params, clock, workers=2)
-    a, b, c = (_ran(toy_params, name) for name in "abc")  # a and b met: they overlapped
-    assert a["pid"] != b["pid"] and c["start"] >= a["end"]
-    assert a["wait_policy"] == os.environ.get("OMP_WAIT_POLICY", "PASSIVE")
-    assert a["omp_threads"] == os.environ.get("OMP_NUM_THREADS")  # not Dask's 1
-    assert [s.stage for s in clock.stages] == ["a", "b", "c"]  # registry order
-    timed = {s.stage: s for s in clock.stages}  # on the study's clock, as they ran
-    assert timed["a"].start_s < timed["b"].start_s + timed["b"].wall_s
-    assert timed["b"].start_s < timed["a"].start_s + timed["a"].wall_s
-    assert timed["c"].start_s >= timed["a"].start_s + timed["a"].wall_s - 0.05
-    assert "2 stages at a time" in clock.table()
-
-
-def test_a_failed_stage_fails_the_run_after_the_others(prefect_api, toy_params):
+def test_stages_overlap_wait_for_their_inputs_and_a_failure_fails_the_run(prefect_api,
+                                                                           toy_params):
+    """One run (one cluster): a and b meet, c follows a, fail (after b) raises and after_fail,
+    which reads what fail would have written, never runs; the run raises fail's own error once
+    the others are done."""
     from flows.study import run_concurrently
 
     clock = StageClock(concurrent_stages=2)
     with pytest.raises(ValueError, match="toy stage broke"):
         run_concurrently([A, B, FAIL, AFTER_FAIL, C], toy_params, clock, workers=2)
-    assert [s.stage for s in clock.stages] == ["a", "b", "c"]  # the rest ran and were timed
+    a, b, c = (_ran(toy_params, name) for name in "abc")  # a and b met: they overlapped
+    assert a["pid"] != b["pid"] and c["start"] >= a["end"]
+    assert a["wait_policy"] == os.environ.get("OMP_WAIT_POLICY", "PASSIVE")
+    assert a["omp_threads"] == os.environ.get("OMP_NUM_THREADS")  # not Dask's 1
+    assert [s.stage for s in clock.stages] == ["a", "b", "c"]  # registry order, fail left out
+    timed = {s.stage: s for s in clock.stages}  # on the study's clock, as they ran
+    assert timed["a"].start_s < timed["b"].start_s + timed["b"].wall_s
+    assert timed["b"].start_s < timed["a"].start_s + timed["a"].wall_s
+    assert timed["c"].start_s >= timed["a"].start_s + timed["a"].wall_s - 0.05
+    assert "2 stages at a time" in clock.table()
     assert not (toy_params.paths.data / "never").exists()
 
 

@@ -68,6 +68,9 @@ def test_sigkill_at_two_points_then_rerun_gives_the_same_report(tmp_path):
     raw["paths"] = {name: str(work / name) for name in PATH_NAMES}
     raw["retrieve_then_read"]["enabled"] = False
     raw["specialised_encoders"]["enabled"] = False
+    # one stage at a time, as `dvc repro` and the real profile run them (the suite's smoke
+    # study, tests/flows/conftest.py, runs them side by side)
+    raw["profiles"]["smoke"]["orchestration"] = {"concurrent_stages": 1}
     params_file = tmp_path / "params.yaml"
     params_file.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
     layout = Layout(load_params(params_file))
