@@ -174,7 +174,7 @@ def stage_runner(workers: int, before_close: Callable[[], Any] | None = None) ->
 
     Worker processes run with the flow's environment (torch's thread count included) plus
     ``OMP_WAIT_POLICY=PASSIVE`` unless the environment sets it: with OpenMP's default
-    spin-waiting, two stages whose torch threads outnumber the cores take 2x longer than one
+    spin-waiting, two stages whose torch threads outnumber the cores take 1.6-2x as long as one
     after the other; with passive waiting they finish sooner than in sequence.
 
     ``before_close`` runs on every worker before the cluster closes, which kills a worker slow
