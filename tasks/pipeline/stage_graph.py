@@ -21,8 +21,10 @@ def _overlap(a: str, b: str) -> bool:
     return a == b or a.startswith(b + "/") or b.startswith(a + "/")
 
 
-def _writes(stage: Stage) -> tuple[str, ...]:
-    return (*stage.outs, *stage.metrics, *stage.plots)
+def _reads_from(stage: Stage, other: Stage) -> bool:
+    """Whether ``stage`` reads something that ``other`` writes."""
+    writes = (*other.outs, *other.metrics, *other.plots)
+    return any(_overlap(dep, out) for dep in stage.deps for out in writes)
 
 
 def upstream_stages(stages: Sequence[Stage]) -> dict[str, tuple[str, ...]]:
@@ -34,11 +36,9 @@ def upstream_stages(stages: Sequence[Stage]) -> dict[str, tuple[str, ...]]:
     """
     edges: dict[str, tuple[str, ...]] = {}
     for position, stage in enumerate(stages):
-        edges[stage.name] = tuple(
-            earlier.name for earlier in stages[:position]
-            if any(_overlap(dep, out) for dep in stage.deps for out in _writes(earlier)))
-        later = [other.name for other in stages[position + 1:]
-                 if any(_overlap(dep, out) for dep in stage.deps for out in _writes(other))]
+        edges[stage.name] = tuple(earlier.name for earlier in stages[:position]
+                                  if _reads_from(stage, earlier))
+        later = [other.name for other in stages[position + 1:] if _reads_from(stage, other)]
         if later:
             raise ValueError(f"stage {stage.name!r} reads what the later stage(s) {later} "
                              "write: order the registry so that every stage follows its inputs")
