@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.io.errors import DataFormatError
-from tasks.io.squad import SquadQuestion, read_squad
+from tasks.io.squad import SquadDataset, SquadQuestion, read_squad
 from tasks.io.tables import read_table
 from tasks.paraphrase.adversarial import split_sentences
 from tasks.paraphrase.text import is_content, load_stopwords, tokenize
@@ -138,23 +138,28 @@ def summarise_release(orig_path: Path, para_path: Path) -> dict[str, Any]:
 def aligned_edits(orig_path: Path, para_path: Path) -> list[PairEdit]:
     """The edit of every pair of a paraphrased set given as two SQuAD files that align by
     position (same titles and contexts, as in Gan & Ng's release and the flow's own sets); no
-    suggestions.
+    suggestions. :func:`dataset_edits` on the files' contents."""
+    return dataset_edits(read_squad(orig_path), read_squad(para_path))
 
-    Files of different lengths, or a position whose context differs, are a
-    :class:`~tasks.io.errors.DataFormatError` naming the file and the position.
+
+def dataset_edits(orig: SquadDataset, para: SquadDataset) -> list[PairEdit]:
+    """:func:`aligned_edits` of two SQuAD files already read.
+
+    Sets of different lengths, or a position whose context differs, are a
+    :class:`~tasks.io.errors.DataFormatError` naming the paraphrased file and the position.
     """
-    originals = list(read_squad(orig_path).questions())
-    paraphrases = list(read_squad(para_path).questions())
+    originals = list(orig.questions())
+    paraphrases = list(para.questions())
     if len(originals) != len(paraphrases):
-        raise DataFormatError(para_path, "top level", f"{len(originals)} questions, aligned "
-                              f"by position with {orig_path}", str(len(paraphrases)))
+        raise DataFormatError(para.path, "top level", f"{len(originals)} questions, aligned "
+                              f"by position with {orig.path}", str(len(paraphrases)))
     stopwords = load_stopwords()
     edits = []
     for position, (original, paraphrase) in enumerate(zip(originals, paraphrases,
                                                           strict=True)):
         if original.context != paraphrase.context or not original.answers:
-            raise DataFormatError(para_path, f"question {position} (id {paraphrase.id!r})",
-                                  f"the context of question {position} of {orig_path} and "
+            raise DataFormatError(para.path, f"question {position} (id {paraphrase.id!r})",
+                                  f"the context of question {position} of {orig.path} and "
                                   "a gold answer there", "another context or no answer")
         edits.append(pair_edit(original.question, paraphrase.question, None,
                                gold_sentence(original), stopwords, original.context))

@@ -24,7 +24,7 @@ import numpy as np
 
 from tasks.evaluation.over_seeds import SeedInterval, summarise_over_seeds
 from tasks.io.squad import SquadDataset, read_predictions
-from tasks.paraphrase.edits import EDIT_GROUPS, aligned_edits, edit_group
+from tasks.paraphrase.edits import EDIT_GROUPS, dataset_edits, edit_group
 from tasks.reading.robustness import subset_drops
 from tasks.reading.scoring import question_scores, read_squad_v11
 
@@ -59,9 +59,10 @@ def score_edit_groups(predictions: Mapping[str, tuple[Path, Path]], orig_file: P
     """:func:`edit_group_scores` from files: ``{reader: (orig, para) predictions}`` of the set
     ``orig_file`` / ``para_file`` (aligned by position; a misaligned pair is a
     :class:`~tasks.io.errors.DataFormatError` naming it)."""
-    groups = [edit_group(e) for e in aligned_edits(orig_file, para_file)]
+    orig, para = read_squad_v11(orig_file), read_squad_v11(para_file)
+    groups = [edit_group(e) for e in dataset_edits(orig, para)]
     return edit_group_scores(
-        read_squad_v11(orig_file), read_squad_v11(para_file), groups,
+        orig, para, groups,
         {r: (read_predictions(o), read_predictions(p)) for r, (o, p) in predictions.items()},
         n_bootstrap=n_bootstrap, seed=seed, confidence=confidence)
 
@@ -75,8 +76,8 @@ def edit_groups_over_seeds(orig_file: Path, para_file: Path,
     interval resamples seeds and the group's pairs). An empty group has no summary."""
     if not predictions:
         raise ValueError("no seeds' predictions to summarise")
-    groups = np.array([edit_group(e) for e in aligned_edits(orig_file, para_file)])
     orig, para = read_squad_v11(orig_file), read_squad_v11(para_file)
+    groups = np.array([edit_group(e) for e in dataset_edits(orig, para)])
     drops = np.array([
         [100.0 * (o[0] - p[0]) for o, p in zip(
             question_scores(orig, read_predictions(o_path)),
