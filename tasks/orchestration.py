@@ -15,8 +15,12 @@ storage>/.output-stamps/``, one small file per combination), and a record is onl
 its outputs carry the key's own stamp; otherwise it is dropped and the task runs again. Calls
 that write different parts of one shared directory tell their stamps apart by their other
 outputs or by the parameters declared as ``parts`` (``artifact_task(..., parts=("name",))``).
-(An output edited by hand, outside any task run, is not noticed: as before, only its presence
-is.)
+
+A stamp also lists the files the run wrote under its output paths (new or changed during the
+call) with their sizes, and a record is served only while each of them is still there at
+that size: a call that wrote its part of a shared directory is recomputed when its own files
+were deleted, although the directory exists again (rewritten by another call); a truncated file
+is noticed too. (An output edited by hand to the same size is not noticed.)
 
 The key also holds :func:`code_fingerprint`: the content of every file of the qastress source
 tree (``flows/``, ``tasks/``, ``models/``, package data included) and the versions of the
@@ -32,6 +36,7 @@ import functools
 import hashlib
 import inspect
 import json
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -215,16 +220,52 @@ def _stamp_file(root: Path, outputs: dict[str, Any], parts: dict[str, Any]) -> P
 
 
 def _stamped_by(outputs: dict[str, Any], parts: dict[str, Any], key: str) -> bool:
-    """Whether the last task run that wrote this combination of outputs was the one of ``key``."""
+    """Whether the last task run that wrote this combination of outputs was the one of ``key``,
+    and every file it wrote is still there at the size it wrote."""
     root = _local_storage()
     if root is None:  # no local storage to keep stamps in: presence is all we can check
         return True
     stamp = _stamp_file(root, outputs, parts)
-    return stamp is None or (stamp.is_file() and stamp.read_text(encoding="utf-8") == key)
+    if stamp is None:
+        return True
+    if not stamp.is_file():
+        return False
+    text = stamp.read_text(encoding="utf-8")
+    try:
+        recorded = json.loads(text)
+    except ValueError:  # a stamp of before the file lists: the key alone
+        return text == key
+    if not isinstance(recorded, dict) or recorded.get("key") != key:
+        return False
+    return all(_size(Path(path)) == size for path, size in recorded.get("files", {}).items())
 
 
-def _stamp_outputs(outputs: dict[str, Any], parts: dict[str, Any]) -> None:
-    """Stamp ``outputs`` with the cache key of the task run in progress (no-op outside one)."""
+def _size(path: Path) -> int | None:
+    """The file's size; ``None`` when it is not a file."""
+    try:
+        return path.stat().st_size if path.is_file() else None
+    except OSError:
+        return None
+
+
+def _file_states(outputs: dict[str, Any]) -> dict[str, tuple[int, int, int]]:
+    """Every file at or under the output paths: resolved path -> (size, mtime_ns, inode)."""
+    states: dict[str, tuple[int, int, int]] = {}
+    for value in outputs.values():
+        for path in _output_paths(value):
+            files = [path] if path.is_file() else [  # os.walk: a folder that vanishes is skipped
+                Path(folder) / name for folder, _, names in os.walk(path) for name in names]
+            for file in files:
+                with contextlib.suppress(OSError):  # a temporary file gone meanwhile
+                    stat = file.stat()
+                    states[str(file.resolve())] = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    return states
+
+
+def _stamp_outputs(outputs: dict[str, Any], parts: dict[str, Any],
+                   before: dict[str, tuple[int, int, int]]) -> None:
+    """Stamp ``outputs`` with the cache key of the task run in progress and the files it wrote
+    (those new or changed since ``before``); a no-op outside a task run."""
     txn = get_transaction()
     if txn is None or not txn.key:
         return
@@ -232,9 +273,11 @@ def _stamp_outputs(outputs: dict[str, Any], parts: dict[str, Any]) -> None:
     stamp = None if root is None else _stamp_file(root, outputs, parts)
     if stamp is None:
         return
+    written = {path: state[0] for path, state in sorted(_file_states(outputs).items())
+               if before.get(path) != state}
     stamp.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(stamp) as stream:
-        stream.write(txn.key)
+        json.dump({"key": txn.key, "files": written}, stream)
 
 
 def _drop_record(key: str) -> None:
@@ -253,11 +296,12 @@ def _stamping(func: F, outputs: Sequence[str], parts: Sequence[str]) -> F:
 
     @functools.wraps(func)
     def run(*args: Any, **kwargs: Any) -> Any:
-        result = func(*args, **kwargs)
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        _stamp_outputs({name: bound.arguments.get(name) for name in outputs},
-                       {name: bound.arguments.get(name) for name in parts})
+        written = {name: bound.arguments.get(name) for name in outputs}
+        before = _file_states(written)
+        result = func(*args, **kwargs)
+        _stamp_outputs(written, {name: bound.arguments.get(name) for name in parts}, before)
         return result
 
     return run  # type: ignore[return-value]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -152,6 +154,49 @@ def test_declared_parts_of_a_shared_output_stay_cached(tmp_path, state):
     parts_flow(tmp_path / "unnamed", False)
     parts_flow(tmp_path / "unnamed", False)
     assert CALLS == ["dev", "adv", "dev", "adv"]
+
+
+def test_a_part_whose_files_were_deleted_recomputes(tmp_path, state):
+    """The directory that calls share is deleted and rewritten by the first call: the second
+    call's own files are gone although the directory exists, so it runs again (before the
+    stamps listed the files, its record was served and the file stayed missing)."""
+    CALLS.clear()
+    parts_flow(tmp_path, True)
+    shutil.rmtree(tmp_path / "sets")
+    parts_flow(tmp_path, True)
+    assert CALLS == ["dev", "adv", "dev", "adv"]
+    assert (tmp_path / "sets" / "adv.txt").read_text() == "adv"
+    CALLS.clear()
+    (tmp_path / "sets" / "adv.txt").unlink()  # one part's file alone
+    parts_flow(tmp_path, True)
+    assert CALLS == ["adv"]
+
+
+def test_a_truncated_output_recomputes(tmp_path, state):
+    """A file the run wrote that no longer has the size it was written with (a half-written
+    copy, an edit) is not served from cache."""
+    source, target = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text("hello")
+    CALLS.clear()
+    tiny_flow(source, target)
+    target.write_text("HE")
+    assert tiny_flow(source, target) == "HELLO"
+    assert CALLS == ["hello", "hello"]
+
+
+def test_a_stamp_without_a_file_list_is_still_read(tmp_path, state):
+    """Stamps of before the file lists hold the key alone and keep serving their records."""
+    source, target = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text("hello")
+    CALLS.clear()
+    tiny_flow(source, target)
+    stamps = list((tmp_path / "state" / "results" / ".output-stamps").iterdir())
+    assert len(stamps) == 1
+    recorded = json.loads(stamps[0].read_text())
+    assert list(recorded["files"]) == [str(target.resolve())]
+    stamps[0].write_text(recorded["key"])
+    tiny_flow(source, target)
+    assert CALLS == ["hello"]
 
 
 def test_stable_value_fingerprints_paths_and_models(tmp_path):
