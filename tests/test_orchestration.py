@@ -41,6 +41,15 @@ def state(tmp_path, prefect_api):
         yield
 
 
+def first_run(tmp_path: Path, text: str) -> tuple[Path, Path]:
+    """``tiny_flow`` run once on a new input holding ``text``: (input, output)."""
+    source, target = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text(text)
+    CALLS.clear()
+    tiny_flow(source, target)
+    return source, target
+
+
 def test_second_run_is_served_from_cache(tmp_path, state):
     source, target = tmp_path / "in.txt", tmp_path / "out.txt"
     source.write_text("abc")
@@ -51,10 +60,7 @@ def test_second_run_is_served_from_cache(tmp_path, state):
 
 
 def test_changed_file_content_invalidates_cache(tmp_path, state):
-    source, target = tmp_path / "in.txt", tmp_path / "out.txt"
-    source.write_text("abc")
-    CALLS.clear()
-    tiny_flow(source, target)
+    source, target = first_run(tmp_path, "abc")
     source.write_text("xyz")  # same path, new content: Prefect's INPUTS policy would hit
     assert tiny_flow(source, target) == "XYZ"
     assert CALLS == ["abc", "xyz"]
@@ -64,10 +70,7 @@ def test_changed_file_content_invalidates_cache(tmp_path, state):
 def test_missing_or_truncated_output_recomputes(tmp_path, state, damage):
     """An output that is gone, or no longer has the size the run wrote (a half-written copy,
     an edit), is not served from cache."""
-    source, target = tmp_path / "in.txt", tmp_path / "out.txt"
-    source.write_text("abc")
-    CALLS.clear()
-    tiny_flow(source, target)
+    source, target = first_run(tmp_path, "abc")
     if damage == "deleted":
         target.unlink()
     else:
@@ -180,10 +183,7 @@ def test_a_part_whose_files_were_deleted_recomputes(tmp_path, state):
 
 def test_a_stamp_without_a_file_list_is_still_read(tmp_path, state):
     """Stamps of before the file lists hold the key alone and keep serving their records."""
-    source, target = tmp_path / "in.txt", tmp_path / "out.txt"
-    source.write_text("hello")
-    CALLS.clear()
-    tiny_flow(source, target)
+    source, target = first_run(tmp_path, "hello")
     stamps = list((tmp_path / "state" / "results" / ".output-stamps").iterdir())
     assert len(stamps) == 1
     recorded = json.loads(stamps[0].read_text())
