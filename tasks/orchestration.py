@@ -40,6 +40,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, TypeVar
 
 from prefect import task
@@ -243,9 +244,10 @@ def _stamped_by(outputs: dict[str, Any], parts: dict[str, Any], key: str) -> boo
 def _size(path: Path) -> int | None:
     """The file's size; ``None`` when it is not a file."""
     try:
-        return path.stat().st_size if path.is_file() else None
+        stat = path.stat()
     except OSError:
         return None
+    return stat.st_size if S_ISREG(stat.st_mode) else None
 
 
 def _file_states(outputs: dict[str, Any]) -> dict[str, tuple[int, int, int]]:
@@ -253,12 +255,13 @@ def _file_states(outputs: dict[str, Any]) -> dict[str, tuple[int, int, int]]:
     states: dict[str, tuple[int, int, int]] = {}
     for value in outputs.values():
         for path in _output_paths(value):
-            files = [path] if path.is_file() else [  # os.walk: a folder that vanishes is skipped
-                Path(folder) / name for folder, _, names in os.walk(path) for name in names]
+            root = path.resolve()  # once: the walk's paths below it are resolved too
+            files = [str(root)] if root.is_file() else [  # a folder that vanishes is skipped
+                os.path.join(folder, name) for folder, _, names in os.walk(root) for name in names]
             for file in files:
                 with contextlib.suppress(OSError):  # a temporary file gone meanwhile
-                    stat = file.stat()
-                    states[str(file.resolve())] = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+                    stat = os.stat(file)
+                    states[file] = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
     return states
 
 
@@ -298,10 +301,10 @@ def _stamping(func: F, outputs: Sequence[str], parts: Sequence[str]) -> F:
     def run(*args: Any, **kwargs: Any) -> Any:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        written = {name: bound.arguments.get(name) for name in outputs}
-        before = _file_states(written)
+        output_args = {name: bound.arguments.get(name) for name in outputs}
+        before = _file_states(output_args)
         result = func(*args, **kwargs)
-        _stamp_outputs(written, {name: bound.arguments.get(name) for name in parts}, before)
+        _stamp_outputs(output_args, {name: bound.arguments.get(name) for name in parts}, before)
         return result
 
     return run  # type: ignore[return-value]
