@@ -187,3 +187,21 @@ def test_shard_encoding_on_ray_matches_in_process(tmp_path, monkeypatch):
     for got, want in zip(records, reference, strict=True):
         np.testing.assert_allclose(np.load(got["path"]), np.load(want["path"]),
                                    rtol=1e-5, atol=1e-6)
+
+
+def test_prepare_worker_exit_calls_the_hook_then_freezes_the_heap():
+    import gc
+
+    from tasks.distribution import prepare_worker_exit
+
+    calls: list[int] = []
+    gc.unfreeze()
+    try:
+        prepare_worker_exit(lambda: calls.append(gc.get_freeze_count()))
+        assert calls == [0]  # the hook ran first, on a heap not yet frozen
+        assert gc.get_freeze_count() > 0
+        gc.unfreeze()
+        prepare_worker_exit()  # no hook: only the freeze
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
