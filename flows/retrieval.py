@@ -51,6 +51,7 @@ from tasks.retrieval.relation_results import evaluate_run_task, report_topk_task
 from tasks.retrieval.retrievers import (
     BM25Retriever,
     Retriever,
+    describe_retrievers,
     registry_from_config,
     short_title,
 )
@@ -71,9 +72,10 @@ def passage_collection(params: Params, layout: Layout, retrievers: list[Retrieve
 
 def report_test_split(params: Params, layout: Layout, retrievers: list[Retriever],
                       names: list[str], runs: dict[str, Path], queries: Path,
-                      passages: Path) -> dict[str, dict]:
+                      passages: Path, notes: str = "") -> dict[str, dict]:
     """Each test run -> DPR result JSON + top-k metrics + table; the comparison of the
-    retrievers (paired bootstrap CIs) and the accuracy-vs-k figure."""
+    retrievers (paired bootstrap CIs, with ``notes`` on what they are) and the accuracy-vs-k
+    figure."""
     cfg = params.retrieval
     titles = {r.name: r.title for r in retrievers}
     metrics: dict[str, dict] = {}
@@ -97,7 +99,7 @@ def report_test_split(params: Params, layout: Layout, retrievers: list[Retriever
             {name: runs[name] for name in names}, metrics_paths, queries, passages,
             comparison_path=layout.retrieval_comparison,
             report_path=layout.retrieval_comparison_report, ks=list(cfg.ks),
-            k=cfg.headline_k, mode=cfg.has_answer_mode,
+            k=cfg.headline_k, mode=cfg.has_answer_mode, notes=notes,
             title="EntityQuestions: " + " vs ".join(shorts[n] for n in names) + " retrieval")
         for pair in comparison["pairs"].values():
             print(f"top-{cfg.headline_k} {pair['a']} - {pair['b']}: {pair['difference']:+.2f} "
@@ -136,7 +138,8 @@ def retrieval(params: Params | None = None, profile: str | None = None,
     params = resolve(params, profile, params_file)
     layout, cfg = Layout(params), params.retrieval
     names = list(dict.fromkeys(cfg.retrievers))
-    retrievers = registry_from_config(cfg, layout.trained_retriever).needed(names)
+    registry = registry_from_config(cfg, layout.trained_retriever)
+    retrievers = registry.needed(names)
     collection = passage_collection(params, layout, retrievers)
     indexes = prepare_indexes(retrievers, collection, params.orchestration)
 
@@ -154,7 +157,8 @@ def retrieval(params: Params | None = None, profile: str | None = None,
     passages = collect_passages([*runs.values(), *bucket_runs.values()], collection,
                                 layout.retrieval_passages)
 
-    metrics = report_test_split(params, layout, retrievers, names, runs, test, passages)
+    metrics = report_test_split(params, layout, retrievers, names, runs, test, passages,
+                                notes=describe_retrievers(registry, names))
     if bucket_runs:
         report_buckets(params, layout, names, bucket_runs, buckets, passages)
     return metrics

@@ -20,12 +20,12 @@ from tasks.io.atomic import write_text
 from tasks.pipeline.code_deps import code_deps
 from tasks.pipeline.stages import (
     ALL_PARAMS,
-    DVC_PLOTS,
     STAGES,
     STUDY_DEPLOYMENTS,
     STUDY_FLOW,
     UNCACHED_PREFIXES,
     Stage,
+    dvc_plots,
 )
 
 DAG_FILES = ("dvc.yaml", "prefect.yaml")
@@ -121,9 +121,21 @@ def render_dvc(root: Path, stages: Sequence[Stage] = STAGES) -> str:
         parts += ["\n" if number else "",
                   textwrap.indent(textwrap.fill(comment, 96), "  # ") + "\n",
                   textwrap.indent(text, "  ")]
-    parts += ["\n# Figures for `dvc plots show` (paths as in params.yaml's base `paths`).\n",
-              _dump({"plots": list(DVC_PLOTS)})]
+    parts += ["\n# Figures for `dvc plots show` (paths as in params.yaml's base `paths`; the\n"
+              "# top-k curve's retrievers are those of params.yaml's `profile`).\n",
+              _dump({"plots": list(dvc_plots(plotted_retrievers(root)))})]
     return "".join(parts)
+
+
+def plotted_retrievers(root: Path) -> tuple[str, ...]:
+    """``retrieval.retrievers`` of ``root/params.yaml`` under the profile that file names (not
+    ``$QASTRESS_PROFILE``: the committed file alone decides what ``dvc.yaml`` holds)."""
+    from tasks.config import load_params
+
+    path = root / "params.yaml"
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    profile = (raw or {}).get("profile") or "demo"
+    return tuple(dict.fromkeys(load_params(path, profile=profile).retrieval.retrievers))
 
 
 def _deployment(entrypoint: str, description: str, name: str, tags: Sequence[str]) -> str:

@@ -17,7 +17,7 @@ human-readable files: DVC tracks them with ``cache: false`` (kept in git, not in
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -256,17 +256,20 @@ STAGES: tuple[Stage, ...] = (
     ),
 )
 
-#: Figures for ``dvc plots show`` (dvc.yaml's top-level ``plots``), paths as in params.yaml.
-DVC_PLOTS: tuple[dict[str, Any], ...] = (
-    {"EntityQuestions top-k retrieval accuracy (macro average, %)": {
-        "template": "linear", "x": "k",
-        "y": {"plots/retrieval_accuracy_vs_k.csv": ["bm25", "dense", "hybrid", "dpr-nq"]}}},
-    # Figure 1 data, long format (set, relation, bucket, retriever, accuracy): one point per
-    # row (scatter, since rows of several series share x); the PNG has one panel per relation.
-    {"EntityQuestions top-k accuracy per subject-frequency bucket (Figure 1, %)": {
-        "template": "scatter", "x": "bucket",
-        "y": {"plots/retrieval_buckets.csv": "accuracy"}}},
-)
+def dvc_plots(retrievers: Sequence[str]) -> tuple[dict[str, Any], ...]:
+    """Figures for ``dvc plots show`` (dvc.yaml's top-level ``plots``), paths as in params.yaml.
+    The top-k curve has one column per evaluated retriever: ``retrievers`` (DVC fails on a
+    column that the CSV lacks)."""
+    return (
+        {"EntityQuestions top-k retrieval accuracy (macro average, %)": {
+            "template": "linear", "x": "k",
+            "y": {"plots/retrieval_accuracy_vs_k.csv": list(retrievers)}}},
+        # Figure 1 data, long format (set, relation, bucket, retriever, accuracy): one point per
+        # row (scatter, since rows of several series share x); the PNG has one panel per relation.
+        {"EntityQuestions top-k accuracy per subject-frequency bucket (Figure 1, %)": {
+            "template": "scatter", "x": "bucket",
+            "y": {"plots/retrieval_buckets.csv": "accuracy"}}},
+    )
 
 
 def stage(name: str) -> Stage:

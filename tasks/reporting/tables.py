@@ -100,14 +100,17 @@ def difference_rows(comparison: Mapping) -> tuple[list[str], list[list[object]]]
 
 
 def write_comparison_report(metrics_by_retriever: Mapping[str, Mapping], comparison: Mapping,
-                            ks: Sequence[int], path: Path, title: str) -> str:
-    """Markdown: macro top-k per retriever, then the pairwise differences with bootstrap CIs."""
+                            ks: Sequence[int], path: Path, title: str,
+                            notes: str = "") -> str:
+    """Markdown: ``notes`` (what the retrievers are), macro top-k per retriever, then the
+    pairwise differences with bootstrap CIs."""
     header, rows = retriever_rows(metrics_by_retriever, ks)
     diff_header, diff_rows = difference_rows(comparison)
     some = next(iter(metrics_by_retriever.values()))
     text = (f"# {title}\n\n{some['questions']} questions; answer matching: "
             f"`{some['has_answer_mode']}` (DPR simple tokenizer).\n\n"
-            f"## Top-k retrieval accuracy (macro average over relations, percent)\n\n"
+            + (f"{notes.strip()}\n\n" if notes.strip() else "")
+            + "## Top-k retrieval accuracy (macro average over relations, percent)\n\n"
             + markdown_table(header, rows)
             + f"\n## Differences at top-{comparison['k']}\n\nAccuracy over all "
             f"{comparison['questions']} questions (percent); paired bootstrap over questions "

@@ -40,9 +40,11 @@ def compare_retrievers(run_paths: dict[str, Path], metrics_paths: dict[str, Path
                        report_path: Path, ks: Sequence[int], k: int = 20,
                        mode: HasAnswerMode = DEFAULT_MODE, n_bootstrap: int = 1000,
                        seed: int = 0, confidence: float = 0.95,
-                       title: str = "EntityQuestions: BM25 vs dense vs hybrid retrieval") -> dict:
+                       title: str = "EntityQuestions: BM25 vs dense vs hybrid retrieval",
+                       notes: str = "") -> dict:
     """Top-``k`` accuracy per retriever and, for each pair, the difference with a paired
-    bootstrap CI over questions; JSON (``dvc metrics``) + Markdown table + Prefect artifact.
+    bootstrap CI over questions; JSON (``dvc metrics``) + Markdown table (``notes`` under its
+    title: :func:`~tasks.retrieval.retrievers.describe_retrievers`) + Prefect artifact.
 
     ``queries``: a query-set file; ``passages``: the table of
     :func:`~tasks.retrieval.core.collect_passages` (or a passage TSV).
@@ -74,7 +76,7 @@ def compare_retrievers(run_paths: dict[str, Path], metrics_paths: dict[str, Path
     write_json(comparison_path, comparison, indent=2)
     metrics = {name: json.loads(Path(metrics_paths[name]).read_text(encoding="utf-8"))
                for name in names}
-    write_comparison_report(metrics, comparison, ks, report_path, title)
+    write_comparison_report(metrics, comparison, ks, report_path, title, notes)
     header, rows = difference_rows(comparison)
     publish_table_artifact("retrieval-comparison", header, rows,
                            f"Top-{k} accuracy differences with {round(100 * confidence)}% "

@@ -211,6 +211,26 @@ def registry_from_config(cfg: RetrievalConfig,
     return registry
 
 
+def describe_retrievers(registry: RetrieverRegistry, names: Iterable[str]) -> str:
+    """Markdown: what each of ``names`` is, then the registered retrievers that were not run
+    (a profile may leave one out, e.g. the demo's off-the-shelf encoder), so that a report
+    says which it compares and which it does not."""
+    names = list(names)
+
+    def what(name: str) -> str:
+        retriever = registry[name]
+        if isinstance(retriever, DenseRetriever) and retriever.title == "dense":
+            return f"`{name}` ({retriever.config.model})"
+        return f"`{name}` ({retriever.title})" if retriever.title != name else f"`{name}`"
+
+    lines = ["Retrievers: " + "; ".join(what(name) for name in names) + "."]
+    left_out = [name for name in registry if name not in names]
+    if left_out:
+        lines.append("Registered but not run (not in `retrieval.retrievers`): "
+                     + "; ".join(what(name) for name in left_out) + ".")
+    return "\n".join(lines) + "\n"
+
+
 def short_title(retriever: Retriever) -> str:
     """``BM25`` for BM25, else the name (the comparison report's title)."""
     return retriever.title if isinstance(retriever, BM25Retriever) else retriever.name

@@ -10,7 +10,13 @@ import yaml
 from typer.testing import CliRunner
 
 from flows.cli import app
-from tasks.pipeline.dag_files import DAG_FILES, render_dvc, render_prefect, stale_dag_files
+from tasks.pipeline.dag_files import (
+    DAG_FILES,
+    plotted_retrievers,
+    render_dvc,
+    render_prefect,
+    stale_dag_files,
+)
 from tasks.pipeline.stages import STAGES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +43,19 @@ def test_dvc_yaml_has_one_stage_per_registry_entry_with_code_deps():
     assert len(dvc["plots"]) == 2
 
 
+def test_the_top_k_plot_lists_the_retrievers_of_the_params_files_profile(tmp_path, monkeypatch):
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    monkeypatch.setenv("QASTRESS_PROFILE", "real")  # the file decides, not the environment
+    shown = {}
+    for profile in ("demo", "smoke"):
+        (tmp_path / "params.yaml").write_text(yaml.safe_dump({**params, "profile": profile}))
+        shown[profile] = plotted_retrievers(tmp_path)
+    assert shown == {"demo": ("bm25", "hybrid", "dpr-nq"),
+                     "smoke": ("bm25", "dense", "hybrid", "dpr-nq")}
+    (series,) = yaml.safe_load(render_dvc(ROOT))["plots"][0].values()
+    assert series["y"] == {"plots/retrieval_accuracy_vs_k.csv": list(plotted_retrievers(ROOT))}
+
+
 def test_prefect_yaml_deploys_the_study_and_every_stage():
     deployments = yaml.safe_load(render_prefect())["deployments"]
     assert [(d["entrypoint"], d["name"]) for d in deployments] == [
@@ -49,7 +68,8 @@ def test_prefect_yaml_deploys_the_study_and_every_stage():
 def test_dag_check_fails_on_a_stale_copy_and_write_mends_it(tmp_path):
     for name in ("flows", "tasks", "models"):
         shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    for name in ("pyproject.toml", "params.yaml"):  # dvc.yaml's plots read params.yaml
+        shutil.copy(ROOT / name, tmp_path / name)
     for name in DAG_FILES:
         shutil.copy(ROOT / name, tmp_path / name)
     assert runner.invoke(app, ["dag", "check", "--root", str(tmp_path)]).exit_code == 0

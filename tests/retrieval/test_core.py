@@ -16,6 +16,7 @@ from tasks.retrieval.retrievers import (
     DenseRetriever,
     HybridRetriever,
     RetrieverRegistry,
+    describe_retrievers,
     registry_from_config,
 )
 
@@ -53,6 +54,22 @@ def test_registry_from_params_registers_named_dense_and_hybrids():
                                                                                      "dpr-nq")
     # what "bm25-dpr" needs, inputs first; "dense" and "hybrid" are not run
     assert [r.name for r in registry.needed(["bm25-dpr"])] == ["bm25", "dpr-nq", "bm25-dpr"]
+
+
+def test_describe_retrievers_names_what_runs_and_what_was_left_out():
+    cfg = RetrievalConfig(
+        retrievers=("bm25", "bm25-dpr", "dpr-nq"),
+        dense_retrievers={"dpr-nq": {"model": "some/dpr", "ctx_model": "c", "title": "DPR (NQ)"}},
+        hybrids={"hybrid": ("bm25", "dense"), "bm25-dpr": ("bm25", "dpr-nq")})
+    registry = registry_from_config(cfg)
+    text = describe_retrievers(registry, cfg.retrievers)
+    run, left_out = text.splitlines()
+    assert run == ("Retrievers: `bm25` (BM25); `bm25-dpr` (bm25-dpr: BM25 + DPR (NQ), RRF); "
+                   "`dpr-nq` (DPR (NQ)).")
+    assert left_out == ("Registered but not run (not in `retrieval.retrievers`): `dense` "
+                        f"({cfg.dense.model}); `hybrid` (hybrid: BM25 + dense, RRF).")
+    everything = describe_retrievers(registry, list(registry))
+    assert "not run" not in everything and everything.count("`") == 2 * len(list(registry))
 
 
 def test_default_hybrid_and_bad_registrations():

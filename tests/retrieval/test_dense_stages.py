@@ -76,7 +76,7 @@ def test_dense_steps_retrieve_evaluate_fuse_and_compare(world, tmp_path):
 
     comparison = compare_retrievers(runs, metrics_paths, queries, passages,
                                     tmp_path / "comparison.json", tmp_path / "comparison.md",
-                                    [1, 5], k=5)
+                                    [1, 5], k=5, notes="Retrievers: the three of this test.\n")
     assert set(comparison["pairs"]) == {"dense_vs_lexical", "dense_vs_hybrid",
                                         "lexical_vs_hybrid"}
     assert comparison["questions"] == 2 * len(PEOPLE)
@@ -87,6 +87,7 @@ def test_dense_steps_retrieve_evaluate_fuse_and_compare(world, tmp_path):
     assert json.loads((tmp_path / "comparison.json").read_text()) == comparison
     report = (tmp_path / "comparison.md").read_text()
     assert "| dense |" in report and "95% CI" in report
+    assert "\n\nRetrievers: the three of this test.\n\n## Top-k" in report  # under the title
 
     png, csv = plot_accuracy(metrics_paths, [1, 5], tmp_path / "acc.png", tmp_path / "acc.csv")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
