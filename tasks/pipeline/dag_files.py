@@ -130,12 +130,11 @@ def render_dvc(root: Path, stages: Sequence[Stage] = STAGES) -> str:
 def plotted_retrievers(root: Path) -> tuple[str, ...]:
     """``retrieval.retrievers`` of ``root/params.yaml`` under the profile that file names (not
     ``$QASTRESS_PROFILE``: the committed file alone decides what ``dvc.yaml`` holds)."""
-    from tasks.config import load_params
+    from tasks.config import resolve_params
 
     path = root / "params.yaml"
     raw = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
-    profile = (raw or {}).get("profile") or "demo"
-    return tuple(dict.fromkeys(load_params(path, profile=profile).retrieval.retrievers))
+    return tuple(dict.fromkeys(resolve_params(raw or {}, source=str(path)).retrieval.retrievers))
 
 
 def _deployment(entrypoint: str, description: str, name: str, tags: Sequence[str]) -> str:
