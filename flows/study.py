@@ -13,8 +13,10 @@ submitted at once to a local Dask cluster of that many worker processes
 (:func:`tasks.distribution.stage_runner`), each waiting for the stages whose outputs it reads
 (:func:`tasks.pipeline.stage_graph.upstream_stages`, the edges of ``dvc.yaml``): Dask's
 scheduler starts a stage once those are done, so the EntityQuestions branch and the paraphrase
-branch run side by side. Every stage computes the same numbers either way (same seeds, same
-torch thread count; the demo's and the smoke profile's pinned scores check it).
+branch run side by side; of the stages waiting for a worker, the one with the longest typical
+way to the end goes first (:func:`tasks.pipeline.stage_graph.stage_priorities`). Every stage
+computes the same numbers either way (same seeds, same torch thread count; the demo's and the
+smoke profile's pinned scores check it).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from tasks.io.atomic import write_json
 from tasks.layout import Layout
 from tasks.pipeline.machine_speed import machine_speed
 from tasks.pipeline.stage_clock import StageClock, StageTime
-from tasks.pipeline.stage_graph import upstream_stages
+from tasks.pipeline.stage_graph import stage_priorities, upstream_stages
 from tasks.pipeline.stages import STAGES, Stage
 
 
@@ -73,18 +75,26 @@ def run_concurrently(stages: Sequence[Stage], params: Params, clock: StageClock,
                      workers: int) -> None:
     """Submit every stage to a local cluster of ``workers`` processes, each waiting for the
     stages it reads from; record their times; raise the first failed stage's error (in
-    registry order) once every stage has finished or been skipped for a failed input."""
+    registry order) once every stage has finished or been skipped for a failed input.
+
+    Each stage carries a Dask priority (:func:`tasks.pipeline.stage_graph.stage_priorities`):
+    of the stages waiting for a free worker, the one with the longest typical way to the end
+    starts first (without it, Dask breaks the tie by its random task keys)."""
+    import dask
+
     from tasks.distribution import stage_runner
     from tasks.retrieval.jvm import shutdown_jvm_worker
 
     edges = upstream_stages(stages)
+    priorities = stage_priorities(stages)
     futures: dict[str, Any] = {}
     with stage_runner(workers, before_close=shutdown_jvm_worker) as runner:
         for one in stages:
-            futures[one.name] = runner.submit(
-                run_stage, {"name": one.name, "flow_path": one.flow, "params": params,
-                            "origin": clock.origin},
-                wait_for=[futures[name] for name in edges[one.name]])
+            with dask.annotate(priority=priorities[one.name]):
+                futures[one.name] = runner.submit(
+                    run_stage, {"name": one.name, "flow_path": one.flow, "params": params,
+                                "origin": clock.origin},
+                    wait_for=[futures[name] for name in edges[one.name]])
         wait(list(futures.values()))
         failed = [one.name for one in stages if not futures[one.name].state.is_completed()]
         for one in stages:

@@ -164,6 +164,16 @@ _STAGE_CLUSTER_SETTINGS: dict[str, Any] = {
     "distributed.worker.daemon": False,
     # a stage holds a worker's only thread for minutes: not a stalled event loop
     "distributed.admin.tick.limit": "1h",
+    # Ready stages wait in the scheduler's queue, highest priority first, and a worker gets the
+    # next one only when its stage is done. Dask queues only "root-ish" tasks: those of a task
+    # group of more than twice the cluster's threads whose groups of dependencies hold fewer
+    # than this many tasks. The stages are one group that depends on itself, so the bound
+    # must exceed the number of stages (the first stage, ready when the group is still one
+    # task, goes straight to a worker). Otherwise a stage ready while both workers are busy is
+    # sent to one at once and started there before a stage of higher priority that becomes
+    # ready when the running one ends.
+    "distributed.scheduler.rootish-taskgroup-dependencies": 1_000_000,
+    "distributed.scheduler.worker-saturation": 1.0,
 }
 
 

@@ -43,3 +43,29 @@ def upstream_stages(stages: Sequence[Stage]) -> dict[str, tuple[str, ...]]:
             raise ValueError(f"stage {stage.name!r} reads what the later stage(s) {later} "
                              "write: order the registry so that every stage follows its inputs")
     return edges
+
+
+def remaining_path_s(stages: Sequence[Stage]) -> dict[str, float]:
+    """``{stage name: typical seconds from its start to the end of the study}``: its own
+    :attr:`~tasks.pipeline.stages.Stage.typical_s` plus the longest such path among the stages
+    that wait for it (the "bottom level" of list scheduling)."""
+    edges = upstream_stages(stages)
+    downstream: dict[str, list[str]] = {stage.name: [] for stage in stages}
+    for name, upstream in edges.items():
+        for earlier in upstream:
+            downstream[earlier].append(name)
+    remaining: dict[str, float] = {}
+    for stage in reversed(stages):  # the registry is a topological order
+        remaining[stage.name] = stage.typical_s + max(
+            (remaining[later] for later in downstream[stage.name]), default=0.0)
+    return {stage.name: remaining[stage.name] for stage in stages}
+
+
+def stage_priorities(stages: Sequence[Stage]) -> dict[str, int]:
+    """``{stage name: Dask priority}`` (higher runs first): the longer a stage's remaining path
+    (:func:`remaining_path_s`, to a tenth of a second), the higher; ties go to the earlier stage
+    in the registry. Every priority is distinct, so the order in which a worker starts the
+    stages waiting for it never depends on Dask's task keys (random per run)."""
+    remaining = remaining_path_s(stages)
+    return {stage.name: round(remaining[stage.name] * 10) * len(stages) + len(stages) - position
+            for position, stage in enumerate(stages)}

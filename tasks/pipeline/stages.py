@@ -9,7 +9,8 @@ code dependencies are not declared here: they are the project files its flow mod
 transitively (:func:`tasks.pipeline.code_deps.code_deps`).
 
 Adding a stage = one :class:`Stage` entry in :data:`STAGES` (where it runs in the study) +
-``qastress dag write``.
+``qastress dag write``; once a demo run has timed it (``results/study_timings.json``), its
+``typical_s``.
 
 Outputs under ``${paths.reports}``, ``${paths.plots}`` and ``${paths.metrics}`` are small
 human-readable files: DVC tracks them with ``cache: false`` (kept in git, not in the DVC cache).
@@ -68,6 +69,11 @@ class Stage:
     """Whether the HTML report has a section of this stage's outputs."""
     when: Callable[[Params], bool] = _always
     """Whether the study runs the stage for a configuration."""
+    typical_s: float = 0.0
+    """Its wall seconds in a demo run on 2 cores (bench/RESULTS.md, Session 27). Only orders the
+    stages ready at the same time in a concurrent study (the one with the longest way to the
+    end goes first: :func:`tasks.pipeline.stage_graph.stage_priorities`); no number depends
+    on it."""
 
     @property
     def command(self) -> str:
@@ -113,6 +119,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="demo_world", flow="flows.demo_world:demo_world",
         description="Write the synthetic demo world in the real formats.",
+        typical_s=13,
         params=("profile", "profiles", "demo_world"),
         outs=(_RAW,),
         when=_demo_world_only,
@@ -120,6 +127,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="bm25_index", flow="flows.bm25_index:bm25_index",
         description="Lucene BM25 index of the passages (Pyserini).",
+        typical_s=7,
         params=("profile", "profiles", "retrieval.bm25"),
         deps=(f"{_RAW}/wikipedia",),
         outs=("${paths.data}/indexes/collections", "${paths.data}/indexes/bm25"),
@@ -127,6 +135,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="entity_questions", flow="flows.entity_questions:entity_questions",
         description="EntityQuestions from the knowledge-base triples.",
+        typical_s=39,
         params=("profile", "profiles", "sources", "entity_questions"),
         deps=(f"{_RAW}/trex", f"{_RAW}/wikidata", f"{_RAW}/hyperlinks", f"{_RAW}/nq",
               f"{_RAW}/wikipedia", "${paths.data}/indexes/bm25"),
@@ -137,6 +146,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="train_retriever", flow="flows.train_retriever:train_retriever",
         description="DPR retriever trained with Lightning (MLM-pre-trained small BERT offline).",
+        typical_s=187,
         params=("profile", "profiles", "sources", "retriever_training"),
         deps=(f"{_RAW}/wikipedia", f"{_RAW}/nq", "${paths.data}/entityquestions/dpr"),
         outs=("${paths.data}/models/mlm-bert", "${paths.data}/models/retriever"),
@@ -146,6 +156,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="retrieval", flow="flows.retrieval:retrieval",
         description="BM25, dense and hybrid retrieval with top-k accuracy.",
+        typical_s=104,
         params=("profile", "profiles", "retrieval", "entity_questions.n_buckets",
                 "entity_questions.bucket_order"),
         deps=(f"{_RAW}/wikipedia", "${paths.data}/indexes/bm25", "${paths.data}/models/retriever",
@@ -164,6 +175,7 @@ STAGES: tuple[Stage, ...] = (
         name="retriever_experiments",
         flow="flows.retriever_experiments:retriever_experiments",
         description="Fine-tuning experiments: pattern vs entity, single vs multi-task, t-SNE.",
+        typical_s=170,
         params=("profile", "profiles", "sources", "retrieval", "retriever_training.dpr",
                 "retriever_experiments"),
         deps=(f"{_RAW}/wikipedia", f"{_RAW}/nq", "${paths.data}/indexes/bm25",
@@ -178,6 +190,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="specialised_encoders", flow="flows.specialised_encoders:specialised_encoders",
         description="Table 4: one passage index, a specialised question encoder per relation.",
+        typical_s=26,
         params=("profile", "profiles", "specialised_encoders", "retriever_training",
                 "retrieval.dense", "retrieval.ks", "retrieval.headline_k",
                 "retrieval.has_answer_mode", "entity_questions.relations"),
@@ -192,6 +205,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="paraphrase", flow="flows.paraphrase:paraphrase",
         description="Paraphrased SQuAD test sets (PPDB suggestions, paraphraser, filter).",
+        typical_s=283,
         params=("profile", "profiles", "sources", "demo_world", "paraphrase"),
         deps=(f"{_RAW}/ppdb", f"{_RAW}/squad", f"{_RAW}/quora", f"{_RAW}/wikianswers"),
         outs=("${paths.data}/paraphrase", "${paths.data}/paraphrasing-squad",
@@ -203,6 +217,7 @@ STAGES: tuple[Stage, ...] = (
         name="paraphrased_retrieval",
         flow="flows.paraphrased_retrieval:paraphrased_retrieval",
         description="Retrieval on original vs paraphrased questions.",
+        typical_s=15,
         params=("profile", "profiles", "retrieval"),
         deps=("${paths.data}/paraphrasing-squad", "${paths.data}/models/retriever"),
         outs=_reports("retrieval_paraphrased.md"),
@@ -212,6 +227,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="readers", flow="flows.readers:readers",
         description="Extractive readers: EM/F1 on original vs paraphrased questions.",
+        typical_s=133,
         params=("profile", "profiles", "sources", "readers", "entity_questions.bucket_order",
                 "entity_questions.hyperlink_key"),
         deps=(f"{_RAW}/squad", f"{_RAW}/hyperlinks", "${paths.data}/paraphrasing-squad"),
@@ -222,6 +238,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="retrieve_then_read", flow="flows.retrieve_then_read:retrieve_then_read",
         description="Retrieve-then-read EM on EntityQuestions: the reader on each top-k.",
+        typical_s=21,
         params=("profile", "profiles", "retrieve_then_read", "readers.model",
                 "retrieval.retrievers", "retrieval.has_answer_mode"),
         deps=("${paths.results}/retrieval", "${paths.data}/readers"),
@@ -233,6 +250,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="reader_augmentation", flow="flows.reader_augmentation:reader_augmentation",
         description="Readers re-trained on paraphrased training questions: before vs after.",
+        typical_s=277,
         params=("profile", "profiles", "sources", "readers", "paraphrase"),
         deps=(f"{_RAW}/squad", "${paths.data}/paraphrase", "${paths.data}/paraphrasing-squad",
               "${paths.data}/readers", "${paths.results}/readers"),
@@ -244,6 +262,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(
         name="report", flow="flows.report:report",
         description="The static HTML report of every flow that ran.",
+        typical_s=1,
         params=ALL_PARAMS,
         deps=(_RAW, *_reports("entityquestions_summary.md"), *_RETRIEVAL_METRICS, *_FIGURES,
               *_metrics("retriever_training", "retriever_experiments"),

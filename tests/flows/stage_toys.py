@@ -2,7 +2,9 @@
 start and then waits for the other's mark, so they both finish only if they ran at the same time
 (alone, one gives up after ``MEET_TIMEOUT_S``); each records when and in which process it ran,
 under ``params.paths.data``. ``toy_c`` checks its input; ``toy_fail`` raises;
-``toy_after_fail`` must never run."""
+``toy_after_fail`` must never run. ``toy_first`` records when it ran; ``toy_busy`` holds its
+worker for ``BUSY_S`` while ``toy_short_way`` waits; ``toy_long_way`` records when it ran;
+``toy_idle`` does nothing."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import time
 from prefect import flow
 
 MEET_TIMEOUT_S = 60.0
+BUSY_S = 2.0
 
 
 def _meet(params, name: str, partner: str) -> None:
@@ -28,6 +31,7 @@ def _meet(params, name: str, partner: str) -> None:
 
 
 def _record(params, name: str, start: float) -> None:
+    params.paths.data.mkdir(parents=True, exist_ok=True)
     (params.paths.data / f"{name}.json").write_text(json.dumps(
         {"start": start, "end": time.time(), "pid": os.getpid(),
          "wait_policy": os.environ.get("OMP_WAIT_POLICY"),
@@ -58,3 +62,31 @@ def toy_after_fail(params) -> None:
 @flow(name="toy fail")
 def toy_fail(params) -> None:
     raise ValueError("toy stage broke")
+
+
+@flow(name="toy first")
+def toy_first(params) -> None:
+    _record(params, "first", time.time())
+
+
+@flow(name="toy busy")
+def toy_busy(params) -> None:
+    """Holds the only worker while the others queue behind it."""
+    start = time.time()
+    time.sleep(BUSY_S)
+    _record(params, "busy", start)
+
+
+@flow(name="toy short way")
+def toy_short_way(params) -> None:
+    _record(params, "short_way", time.time())
+
+
+@flow(name="toy idle")
+def toy_idle(params) -> None:
+    pass
+
+
+@flow(name="toy long way")
+def toy_long_way(params) -> None:
+    _record(params, "long_way", time.time())

@@ -1,7 +1,8 @@
 """The study's concurrent mode (``orchestration.concurrent_stages`` > 1) on toy stages: stages
 that read nothing of each other run at the same time in different worker processes, a stage
 waits for the stages whose outputs it reads, the workers keep the flow's thread settings and
-sleep when idle, and a failed stage fails the run with its own error after the others ran."""
+sleep when idle, a failed stage fails the run with its own error after the others ran, and of
+the stages waiting for a worker the one with the longest typical way to the end starts first."""
 
 from __future__ import annotations
 
@@ -23,6 +24,19 @@ FAIL = Stage(name="fail", flow="stage_toys:toy_fail", description="", params=(),
              deps=("${paths.data}/b",), outs=("${paths.data}/never",))
 AFTER_FAIL = Stage(name="after_fail", flow="stage_toys:toy_after_fail", description="",
                    params=(), deps=("${paths.data}/never",))
+
+# after FIRST, BUSY and SHORT_WAY are ready; LONG_WAY, after BUSY, has the longer way to the end
+FIRST = Stage(name="first", flow="stage_toys:toy_first", description="", params=(),
+              outs=("${paths.data}/first",), typical_s=1)
+BUSY = Stage(name="busy", flow="stage_toys:toy_busy", description="", params=(),
+             deps=("${paths.data}/first",), outs=("${paths.data}/busy",), typical_s=100)
+SHORT_WAY = Stage(name="short_way", flow="stage_toys:toy_short_way", description="", params=(),
+                  deps=("${paths.data}/first",), typical_s=1)
+LONG_WAY = Stage(name="long_way", flow="stage_toys:toy_long_way", description="", params=(),
+                 deps=("${paths.data}/busy",), typical_s=10)
+# more stages than Dask's default bound for queuing on the scheduler (5 in the group's inputs)
+IDLE = tuple(Stage(name=f"idle_{i}", flow="stage_toys:toy_idle", description="", params=(),
+                   deps=("${paths.data}/first",)) for i in (1, 2))
 
 
 @pytest.fixture
@@ -67,3 +81,16 @@ def test_stages_run_one_at_a_time_when_shards_go_to_a_cluster():
     assert stage_workers(OrchestrationConfig(concurrent_stages=3)) == 3
     assert stage_workers(OrchestrationConfig(concurrent_stages=3, task_runner="dask")) == 1
     assert stage_workers(OrchestrationConfig(concurrent_stages=2, task_runner="ray")) == 1
+
+
+def test_the_stage_with_the_longest_way_to_the_end_starts_first(prefect_api, toy_params):
+    """One worker. SHORT_WAY is ready while BUSY runs; LONG_WAY becomes ready when BUSY ends and
+    starts first, as it has the longer way to the end: ready stages wait in the scheduler's
+    queue by priority (without priorities Dask picks by its random task keys; without the
+    queue, the worker would already hold SHORT_WAY and start it at once)."""
+    from flows.study import run_concurrently
+
+    run_concurrently([FIRST, BUSY, SHORT_WAY, *IDLE, LONG_WAY], toy_params, StageClock(),
+                     workers=1)
+    busy, short, long = (_ran(toy_params, name) for name in ("busy", "short_way", "long_way"))
+    assert busy["end"] <= long["start"] < short["start"]

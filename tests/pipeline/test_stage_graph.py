@@ -1,12 +1,12 @@
 """The study's DAG derived from the registry: a stage waits for the stages that write what it
-reads (DVC's rule), the registry's order is a topological order, and a stage that is switched
-off leaves no edge."""
+reads (DVC's rule), the registry's order is a topological order, a stage that is switched
+off leaves no edge, and the stages ready at once start by their typical way to the end."""
 
 from __future__ import annotations
 
 import pytest
 
-from tasks.pipeline.stage_graph import upstream_stages
+from tasks.pipeline.stage_graph import remaining_path_s, stage_priorities, upstream_stages
 from tasks.pipeline.stages import STAGES, Stage
 
 
@@ -46,3 +46,34 @@ def test_a_stage_before_its_inputs_is_an_error():
     with pytest.raises(ValueError, match="'reads' reads what the later stage"):
         upstream_stages([first, second])
     assert upstream_stages([second, first]) == {"writes": (), "reads": ("writes",)}
+
+
+def _toy(name: str, typical_s: float, reads: tuple[str, ...] = ()) -> Stage:
+    return Stage(name=name, flow=f"m:{name}", description="", params=(), typical_s=typical_s,
+                 deps=tuple(f"${{paths.data}}/{r}" for r in reads),
+                 outs=(f"${{paths.data}}/{name}",))
+
+
+def test_remaining_path_is_the_longest_way_to_the_end():
+    stages = [_toy("root", 1), _toy("short", 2, ("root",)), _toy("long", 10, ("root",)),
+              _toy("tail", 5, ("long",)), _toy("end", 0.5, ("short", "tail"))]
+    assert remaining_path_s(stages) == {"root": 16.5, "short": 2.5, "long": 15.5,
+                                        "tail": 5.5, "end": 0.5}
+    priorities = stage_priorities(stages)
+    assert priorities["long"] > priorities["short"]
+    # equal ways to the end: the earlier stage in the registry goes first, never a tie
+    twins = [_toy("first", 3), _toy("second", 3)]
+    assert stage_priorities(twins)["first"] > stage_priorities(twins)["second"]
+
+
+def test_the_registry_starts_the_paraphrase_branchs_long_stages_first():
+    priorities = stage_priorities(STAGES)
+    assert len(set(priorities.values())) == len(STAGES)
+    edges = upstream_stages(STAGES)
+    for name, upstream in edges.items():  # a stage ranks below every stage it waits for
+        assert all(priorities[u] > priorities[name] for u in upstream), name
+    # when the readers finish, the reader augmentation (the study's last long stage) starts
+    # before the short stages that became ready with it or before it
+    for short in ("retrieve_then_read", "paraphrased_retrieval", "specialised_encoders"):
+        assert priorities["reader_augmentation"] > priorities[short]
+    assert priorities["readers"] > priorities["paraphrased_retrieval"]
