@@ -38,6 +38,7 @@ from tasks.pipeline.machine_speed import machine_speed
 from tasks.pipeline.stage_clock import StageClock, StageTime
 from tasks.pipeline.stage_graph import stage_priorities, upstream_stages
 from tasks.pipeline.stages import STAGES, Stage
+from tasks.reporting.timeline import write_stage_timeline
 
 
 def flow_at(path: str) -> Any:
@@ -125,7 +126,11 @@ def study(params: Params | None = None, profile: str | None = None,
     else:
         run_in_order(stages, params, clock)
     machine["matmul_gflops_end"] = machine_speed()["matmul_gflops"]
-    write_json(layout.study_timings, {**clock.summary(), "machine": machine}, indent=2)
+    timings = {**clock.summary(), "machine": machine}
+    write_json(layout.study_timings, timings, indent=2)
+    write_stage_timeline(timings, layout.study_timeline,
+                         title=f"Study timeline ({params.profile} profile, {workers} stage "
+                               f"worker{'s' if workers > 1 else ''})")
     print(f"time per stage (-> {layout.study_timings}):\n{clock.table()}\n"
           f"machine: {machine['cpu']}, {machine['cores']} cores, float32 matmul "
           f"{machine['matmul_gflops']} GFLOP/s at the start, "
@@ -144,6 +149,7 @@ def study(params: Params | None = None, profile: str | None = None,
         "metrics": str(params.paths.metrics),
         "report": str(layout.report_html),
         "timings": str(layout.study_timings),
+        "timeline": str(layout.study_timeline),
     }
     for name, path in outputs.items():
         print(f"{name:>15}: {Path(path).resolve()}")

@@ -405,6 +405,11 @@ class Layout:
         return self.params.paths.results / "study_timings.json"
 
     @property
+    def study_timeline(self) -> Path:
+        """Gantt chart of the last study run's stages (PNG, from :attr:`study_timings`)."""
+        return self.params.paths.results / "study_timeline.png"
+
+    @property
     def report_html(self) -> Path:
         """The study's report: one self-contained HTML file (figures embedded)."""
         return self.params.paths.reports / "report.html"

@@ -10,6 +10,7 @@ time is less than the sum of theirs.
 
 from __future__ import annotations
 
+import os
 import resource
 import time
 from collections.abc import Iterator
@@ -33,6 +34,8 @@ class StageTime:
     cpu_s: float
     start_s: float = 0.0
     """Seconds from the study's start to the stage's start."""
+    worker: str = ""
+    """The process that ran it (``pid <n>``): a stage worker, or the flow's own process."""
 
 
 @dataclass
@@ -56,7 +59,8 @@ class StageClock:
             yield
         finally:
             self.stages.append(StageTime(name, round(time.perf_counter() - wall, 2),
-                                         round(cpu_seconds() - cpu, 2), round(start, 2)))
+                                         round(cpu_seconds() - cpu, 2), round(start, 2),
+                                         f"pid {os.getpid()}"))
 
     def add(self, timed: StageTime) -> None:
         """Record a stage timed elsewhere (a worker process's clock with this origin)."""

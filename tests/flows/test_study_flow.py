@@ -99,6 +99,11 @@ def test_study_records_the_time_of_every_stage(two_runs, smoke_params):
     ran = [stage.name for stage in STAGES if stage.when(smoke_params)]
     assert [s["stage"] for s in timings["stages"]] == ran
     assert all(s["wall_s"] >= 0 and s["cpu_s"] >= 0 for s in timings["stages"])
+    workers = {s["worker"] for s in timings["stages"]}  # the process that ran each stage
+    assert all(w.startswith("pid ") for w in workers)
+    assert len(workers) <= smoke_params.orchestration.concurrent_stages
+    timeline = Layout(smoke_params).study_timeline
+    assert timeline.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert timings["total"]["cpu_s"] > 0
     machine = timings["machine"]  # the machine's speed at the start and at the end
     assert machine["matmul_gflops"] > 0 and machine["matmul_gflops_end"] > 0
