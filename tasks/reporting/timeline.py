@@ -23,6 +23,7 @@ def write_stage_timeline(summary: Mapping, png_path: Path, title: str = "") -> P
     ``wall_s``, ``cpu_s``, ``worker``) to ``png_path``, atomically."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
 
     stages = list(summary.get("stages", ()))
     if not stages:
@@ -48,9 +49,8 @@ def write_stage_timeline(summary: Mapping, png_path: Path, title: str = "") -> P
     axes.set_xlabel(f"seconds from the study's start (ends at {end:.0f} s)")
     axes.set_title(title or "Study timeline: each stage's wall time, by process")
     axes.grid(True, axis="x", alpha=0.3)
-    for worker in workers:
-        axes.barh([], [], color=colours[worker], label=worker)
-    axes.legend(fontsize=7, loc="lower right")
+    axes.legend(handles=[Patch(color=colours[w], label=w) for w in workers], fontsize=7,
+                loc="upper right", title="process", title_fontsize=7)
     figure.tight_layout()
     png_path = Path(png_path)
     with atomic_write(png_path, mode="wb") as handle:
