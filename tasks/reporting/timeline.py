@@ -28,15 +28,15 @@ def write_stage_timeline(summary: Mapping, png_path: Path, title: str = "") -> P
     stages = list(summary.get("stages", ()))
     if not stages:
         raise ValueError("no stages to draw: the study timed none")
-    workers = list(dict.fromkeys(s.get("worker") or UNKNOWN_WORKER for s in stages))
+    ran_by = [s.get("worker") or UNKNOWN_WORKER for s in stages]
+    workers = list(dict.fromkeys(ran_by))
     colours = {w: _COLOURS[i % len(_COLOURS)] for i, w in enumerate(workers)}
     end = max(s["start_s"] + s["wall_s"] for s in stages)
 
     figure = Figure(figsize=(9, 0.9 + 0.32 * len(stages)), dpi=110)
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
-    for row, stage in enumerate(stages):
-        worker = stage.get("worker") or UNKNOWN_WORKER
+    for row, (stage, worker) in enumerate(zip(stages, ran_by, strict=True)):
         axes.barh(row, stage["wall_s"], left=stage["start_s"], height=0.6,
                   color=colours[worker])
         axes.text(stage["start_s"] + stage["wall_s"] + end * 0.005, row,
