@@ -1,21 +1,15 @@
-"""Flow: re-train the reader on paraphrased training questions (Gan & Ng, 2019, Tables 3-6).
+"""Flow: readers re-trained on paraphrased training questions vs the reader trained on the
+original ones (Gan & Ng, 2019, Tables 3-6).
 
-For each kind of ``readers.augmentation.kinds``, the SQuAD training questions
-(``sources.squad_train``, first ``max_source_questions``) get suggestions — ``non_adversarial``:
-PPDB suggestions (the paraphrase flow's PPDB table); ``adversarial``: context suggestions from
-Flair NER + chunking (``paraphrase.ner_tagger`` / ``chunk_tagger``, or the demo world's offline
-taggers) — the paraphrase flow's trained paraphraser (``data/paraphrase/paraphraser``) writes
-paraphrases with them, in shards on the task runner, and the similarity filter keeps those
-above ``paraphrase.similarity.augmentation`` (0.9) or ``adversarial_augmentation`` (0.83);
-on the demo world with ``readers.augmentation.world_raters`` only those the world raters
-accept where they can judge (``rated.parquet``; not in the paper).
-``n_augmented`` of them join the training file (SQuAD v1.1, ids ``<id>_para<k>``) ->
-``data/reader_augmentation/<kind>/``; ``readers.model`` is re-trained on it with the readers
-flow's settings. The readers flow's reader (``data/readers/<model>``, trained on the original
-questions: the "before") and every re-trained one answer the paraphrased sets (orig and para),
-the released sets (``evaluate_released``) and SQuAD dev (the readers flow's prediction files
-of its reader are reused where present) -> EM/F1 before vs after with paired
-bootstrap CIs -> ``metrics/reader_augmentation.json`` + ``reports/reader_augmentation.md``.
+Each kind of ``readers.augmentation.kinds`` is a stage of its own (:mod:`flows.augment_reader`:
+augmented training file, re-trained reader, its predictions and counts under
+``data/reader_augmentation/<kind>/`` and ``results/reader_augmentation/<kind>/``). This stage
+compares them with the train-reader stage's reader (``data/readers/<model>``, trained on the
+original questions: the "before"), on the paraphrased sets (orig and para), the released sets
+(``evaluate_released``) and SQuAD dev: the readers stage's prediction files of that reader are
+reused where present, the others predicted here (``results/reader_augmentation/before/``,
+whose ``files.json`` says which file was the "before" of each) -> EM/F1 before vs after with
+paired bootstrap CIs -> ``metrics/reader_augmentation.json`` + ``reports/reader_augmentation.md``.
 With ``extra_seeds`` the before reader and every re-trained one are trained again with each
 seed (``data/reader_augmentation/seeds/``) and the gains are summarised over the seeds (not in
 the paper: one training draw's CIs do not cover the training randomness).
@@ -23,70 +17,48 @@ the paper: one training draw's CIs do not cover the training randomness).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from prefect import flow
 
+from flows._evaluated_files import evaluation_files
 from flows._params import resolve
-from flows._taggers import flair_taggers
-from flows.generate_paraphrases import generate_paraphrases_on
+from flows.train_reader import trained_reader
 from tasks.config import Params
-from tasks.demo.raters import world_rated_candidates_task
-from tasks.io.squad import discover_paraphrase_sets
+from tasks.io.atomic import write_json
 from tasks.layout import Layout
 from tasks.model_names import model_slug
-from tasks.paraphrase.flow_tasks import adversarial_task, similarity_task, suggestions_task
-from tasks.reading.augmentation import ADDED_FILE, KEEP_COLUMNS
-from tasks.reading.stages import (
-    augment_task,
-    compare_augmented_task,
-    predict_task,
-    train_reader_task,
-)
-
-#: The similarity threshold (``paraphrase.similarity.<name>``) of each kind.
-THRESHOLDS = {"non_adversarial": "augmentation", "adversarial": "adversarial_augmentation"}
-#: Files of a saved paraphraser (``models.paraphraser.checkpoint``).
-PARAPHRASER_FILES = ("config.json", "model.safetensors", "spiece.model")
+from tasks.reading.augmentation import ADDED_FILE
+from tasks.reading.stages import compare_augmented_task, predict_task, train_reader_task
+from tasks.reading.trained_as import require_trained_as
 
 
 @flow(name="reader-augmentation", log_prints=True)
 def reader_augmentation(params: Params | None = None, profile: str | None = None,
                         params_file: str | None = None) -> dict:
-    """Augment the training questions, re-train the reader, compare before vs after."""
+    """Compare each kind's re-trained reader with the reader trained on the original
+    questions (and over ``extra_seeds``): Tables 3-6."""
     params = resolve(params, profile, params_file)
     layout, cfg, aug = Layout(params), params.readers, params.readers.augmentation
     sim = params.paraphrase.similarity
-    if aug.world_raters and params.sources.world != "demo":
-        raise ValueError("readers.augmentation.world_raters needs the demo world (sources.world: "
-                         f"demo, not {params.sources.world!r}): only the demo world knows what "
-                         "its questions ask; set it to false for real data")
     before_name = model_slug(cfg.model.model)
-    before_dir = layout.reader_dir(before_name)
-    if not (before_dir / "config.json").is_file():
-        raise FileNotFoundError(f"no trained reader at {before_dir} (config.json missing): run "
-                                "the readers stage first (qastress stage readers)")
-    paraphraser = paraphraser_dir(params) if aug.kinds else None
+    before_dir = trained_reader(params)
     inputs = evaluation_files(params)
-    thresholds = {name: getattr(sim, name) for name in THRESHOLDS.values()}
-    counts, after, added = {}, {}, {}
-    for kind in aug.kinds:
-        work = layout.augmentation_dir(kind)
-        counts[kind] = _augment(params, kind, paraphraser, thresholds, work)
-        reader_dir = work / "reader"
-        train_reader_task(Path(counts[kind]["train_file"]), reader_dir, cfg.model)
-        after[kind] = predict_task(reader_dir, inputs, layout.augmentation_predictions(kind),
-                                   batch_size=cfg.model.predict_batch_size,
-                                   cpu_threads=cfg.model.cpu_threads)
-        added[kind] = work / "data" / ADDED_FILE
+    counts = {kind: augmented_kind(params, kind) for kind in aug.kinds}
+    after = {kind: augmented_predictions(params, kind, inputs) for kind in aug.kinds}
+    added = {kind: layout.augmentation_dir(kind) / "data" / ADDED_FILE for kind in aug.kinds}
+    for out in (layout.augmentation_before_predictions, layout.augmentation_seed_readers,
+                layout.augmentation_seed_results):  # DVC outputs, empty when unused
+        out.mkdir(parents=True, exist_ok=True)
     before = _before_predictions(params, before_dir, inputs) if aug.kinds else {}
     seed_runs = None
     if aug.kinds and aug.extra_seeds:
         seed_runs = {cfg.model.seed: {"before": before, "after": after}}
         seed_runs.update({seed: _seed_run(params, seed, inputs, counts)
                           for seed in aug.extra_seeds})
-    notes = (f"Profile `{params.profile}`; reader `{cfg.model.model}` (before: the readers "
-             f"flow's `{before_name}`); paraphraser `{params.paraphrase.generator}`; "
+    notes = (f"Profile `{params.profile}`; reader `{cfg.model.model}` (before: the train-reader "
+             f"stage's `{before_name}`); paraphraser `{params.paraphrase.generator}`; "
              f"similarity bars "
              f"{sim.augmentation} (non-adversarial), {sim.adversarial_augmentation} "
              "(adversarial), kept when above"
@@ -122,10 +94,42 @@ def reader_augmentation(params: Params | None = None, profile: str | None = None
     return metrics
 
 
+def augmented_kind(params: Params, kind: str) -> dict:
+    """The counts that the kind's stage wrote (``augmentation.json``); a clear error when that
+    stage has not run with the kind configured, or trained its reader with other
+    ``readers.model`` settings than the reader it is compared with."""
+    layout = Layout(params)
+    path = layout.augmentation_counts(kind)
+    stage = f"qastress stage augment-{kind.replace('_', '-')}"
+    if not path.is_file():
+        raise FileNotFoundError(f"no augmentation of kind {kind!r} at {path}: run its stage "
+                                f"first ({stage})")
+    counts = json.loads(path.read_text(encoding="utf-8"))
+    if not counts.get("configured"):
+        raise FileNotFoundError(f"{path}: the {kind!r} stage ran while the kind was not in "
+                                f"readers.augmentation.kinds; run it again ({stage})")
+    require_trained_as(layout.augmentation_dir(kind) / "reader", params.readers.model, stage)
+    return {key: value for key, value in counts.items() if key not in ("kind", "configured")}
+
+
+def augmented_predictions(params: Params, kind: str, inputs: dict[str, Path]) -> dict[str, Path]:
+    """``{name: predictions JSON}`` of the kind's re-trained reader for every evaluated file;
+    a clear error naming those missing (its stage ran with other evaluated files)."""
+    out = Layout(params).augmentation_predictions(kind)
+    files = {name: out / f"{name}.json" for name in inputs}
+    missing = sorted(name for name, path in files.items() if not path.is_file())
+    if missing:
+        raise FileNotFoundError(f"{out}: no predictions of the {kind!r} reader for {missing}; "
+                                f"run its stage again (qastress stage augment-"
+                                f"{kind.replace('_', '-')})")
+    return files
+
+
 def _seed_run(params: Params, seed: int, inputs: dict[str, Path], counts: dict) -> dict:
     """One of ``readers.augmentation.extra_seeds``: the reader trained on the original
-    questions (as the readers flow trains it) and on each kind's augmented file, with that
-    seed, and their predictions -> ``{"before": {file: path}, "after": {kind: {file: path}}}``."""
+    questions (as the train-reader stage trains it) and on each kind's augmented file, with
+    that seed, and their predictions -> ``{"before": {file: path}, "after": {kind: {file:
+    path}}}``."""
     layout, cfg = Layout(params), params.readers
     model = cfg.model.model_copy(update={"seed": seed})
     train_files = {"before": params.raw_path("squad_train"),
@@ -143,89 +147,23 @@ def _seed_run(params: Params, seed: int, inputs: dict[str, Path], counts: dict) 
 
 def _before_predictions(params: Params, before_dir: Path,
                         inputs: dict[str, Path]) -> dict[str, Path]:
-    """The readers flow's predictions of its reader where it wrote them
-    (``results/readers/<model>/<name>.json``), the others predicted here."""
+    """The readers stage's predictions of the trained reader where it wrote them
+    (``results/readers/<model>/<name>.json``), the others predicted here; which file is the
+    "before" of each evaluated file -> ``before/files.json``."""
     layout, cfg = Layout(params), params.readers
     name = model_slug(cfg.model.model)
     found = {key: layout.reader_predictions(name) / f"{key}.json" for key in inputs}
     found = {key: path for key, path in found.items() if path.is_file()}
     rest = {key: path for key, path in inputs.items() if key not in found}
+    out = layout.augmentation_before_predictions
     if rest:
-        found.update(predict_task(before_dir, rest, layout.augmentation_predictions(name),
+        found.update(predict_task(before_dir, rest, out,
                                   batch_size=cfg.model.predict_batch_size,
                                   cpu_threads=cfg.model.cpu_threads))
-    print(f"before: {len(inputs) - len(rest)} prediction files of the readers flow reused, "
+    write_json(out / "files.json", {key: str(found[key]) for key in inputs}, indent=2)
+    print(f"before: {len(inputs) - len(rest)} prediction files of the readers stage reused, "
           f"{len(rest)} predicted")
     return found
-
-
-def paraphraser_dir(params: Params) -> Path | None:
-    """The paraphrase flow's trained paraphraser (``None`` for the PPDB-substitution
-    baseline); a clear error when it is missing."""
-    layout = Layout(params)
-    if not layout.ppdb_table.is_file():
-        raise FileNotFoundError(f"no PPDB table at {layout.ppdb_table}: run the paraphrase "
-                                "stage first (qastress stage paraphrase)")
-    if params.paraphrase.generator != "neural":
-        return None
-    path = layout.paraphraser_dir
-    missing = [name for name in PARAPHRASER_FILES if not (path / name).is_file()]
-    if missing:
-        raise FileNotFoundError(f"no paraphraser model found at {path} ({', '.join(missing)} "
-                                "missing): run the paraphrase stage first (qastress stage "
-                                "paraphrase) or set paraphrase.generator: ppdb_substitution")
-    return path
-
-
-def evaluation_files(params: Params) -> dict[str, Path]:
-    """``{name: SQuAD file}`` evaluated before and after: the paraphrased sets (orig and
-    para), the released ones when configured and present, and SQuAD dev."""
-    layout, cfg = Layout(params), params.readers
-    sets = discover_paraphrase_sets(layout.paraphrase_test_sets)
-    if cfg.augmentation.evaluate_released and cfg.released_sets:
-        sets.update(discover_paraphrase_sets(Path(cfg.released_sets), prefix="released-"))
-    files = {f"{name}_{variant}": path for name, pair in sets.items()
-             for variant, path in zip(("orig", "para"), pair, strict=True)}
-    if cfg.evaluate_dev:
-        files["squad_dev"] = params.raw_path("squad_dev")
-    return files
-
-
-def _augment(params: Params, kind: str, paraphraser: Path | None, thresholds: dict[str, float],
-             work: Path) -> dict:
-    """Suggestions -> paraphrases -> similarity -> augmented training file of one kind; its
-    counts (with every step's)."""
-    layout, para, aug = Layout(params), params.paraphrase, params.readers.augmentation
-    squad_train = params.raw_path("squad_train")
-    suggestions = work / "suggestions.parquet"
-    steps: dict[str, dict] = {}
-    if kind == "non_adversarial":
-        steps["suggestions"] = suggestions_task(
-            squad_train, layout.ppdb_table, suggestions, max_n=para.max_ngram,
-            per_question=para.suggestions_per_question, max_per_phrase=para.ppdb_max_per_phrase,
-            max_questions=aug.max_source_questions, on_error=para.on_bad_record)
-    else:
-        ner, chunk, _ = flair_taggers(params)
-        steps["suggestions"] = adversarial_task(
-            squad_train, ner, chunk, suggestions, per_question=para.suggestions_per_question,
-            max_questions=aug.max_source_questions, on_error=para.on_bad_record)
-    candidates, scored = work / "candidates.parquet", work / "scored.parquet"
-    steps["generation"] = generate_paraphrases_on(
-        params.orchestration, suggestions, candidates, paraphraser, layout.ppdb_table, para,
-        para.without_suggestion if kind == "non_adversarial" else False)
-    steps["similarity"] = similarity_task(candidates, scored, thresholds,
-                                          model_path=para.similarity.model,
-                                          batch_size=para.similarity.batch_size)
-    rated_column = None
-    if aug.world_raters:
-        rated = work / "rated.parquet"
-        steps["world_raters"] = world_rated_candidates_task(
-            scored, rated, KEEP_COLUMNS[kind], list(para.raters), para.min_rating)
-        scored, rated_column = rated, "world_keep"
-    counts = augment_task(squad_train, scored, work / "data", KEEP_COLUMNS[kind],
-                          n=aug.n_augmented, per_question=aug.per_question, seed=aug.seed,
-                          rated_column=rated_column)
-    return {**counts, "threshold": thresholds[THRESHOLDS[kind]], "steps": steps}
 
 
 if __name__ == "__main__":

@@ -1,9 +1,8 @@
 """Flow: readers on original vs paraphrased SQuAD questions (Gan & Ng, 2019, Tables 1-2).
 
-A reader (``readers.model``: any BERT-family checkpoint, ``AutoModelForQuestionAnswering``) is
-fine-tuned with Lightning on the SQuAD v1.1 training file (``sources.squad_train``) ->
-``data/readers/<model>/`` (Hugging Face checkpoint). It and the fine-tuned checkpoints of
-``readers.pretrained`` answer every question of the paraphrased test sets (the paraphrase
+The reader that the train-reader stage fine-tuned on the SQuAD v1.1 training questions
+(``data/readers/<readers.model>/``, :mod:`flows.train_reader`) and the fine-tuned checkpoints
+of ``readers.pretrained`` answer every question of the paraphrased test sets (the paraphrase
 flow's ``data/paraphrasing-squad/<set>_{orig,para}.json`` and, when present, the released sets
 of ``readers.released_sets``) -> ``results/readers/<reader>/<set>_<variant>.json`` ({id:
 answer}) -> EM/F1 of orig and para, the drop and its paired bootstrap CI ->
@@ -24,6 +23,7 @@ from pathlib import Path
 from prefect import flow
 
 from flows._params import resolve
+from flows.train_reader import trained_reader
 from tasks.config import Params
 from tasks.io.squad import discover_paraphrase_sets
 from tasks.layout import Layout
@@ -35,7 +35,6 @@ from tasks.reading.stages import (
     paraphrase_buckets_task,
     predict_task,
     score_dev_task,
-    train_reader_task,
 )
 
 
@@ -98,7 +97,7 @@ def edit_groups(params: Params, predictions: dict[str, dict[str, Path]],
 @flow(name="readers", log_prints=True)
 def readers(params: Params | None = None, profile: str | None = None,
             params_file: str | None = None) -> dict:
-    """Train the reader, predict the paraphrased sets, compare EM/F1 orig vs para."""
+    """Predict the paraphrased sets with the trained reader, compare EM/F1 orig vs para."""
     params = resolve(params, profile, params_file)
     layout, cfg = Layout(params), params.readers
     set_files = discover_paraphrase_sets(layout.paraphrase_test_sets)
@@ -107,8 +106,7 @@ def readers(params: Params | None = None, profile: str | None = None,
     if released is not None and not released.is_dir():
         print(f"released sets not found at {released}: skipped")
     trained = model_slug(cfg.model.model)
-    model_dirs = {trained: layout.reader_dir(trained)}
-    train_reader_task(params.raw_path("squad_train"), model_dirs[trained], cfg.model)
+    model_dirs = {trained: trained_reader(params)}
     model_dirs.update({model_slug(name): name for name in cfg.pretrained})
     inputs = {f"{name}_{variant}": path for name, pair in set_files.items()
               for variant, path in zip(("orig", "para"), pair, strict=True)}

@@ -1,6 +1,6 @@
 """Flow: retrieve-then-read EM on EntityQuestions (beyond the papers).
 
-The reader trained by the readers stage (``data/readers/<readers.model>/``) reads the top-k
+The reader trained by the train-reader stage (``data/readers/<readers.model>/``) reads the top-k
 passages (``retrieve_then_read.ks``) that each retriever found (the retrieval stage's DPR result
 JSON, ``results/retrieval/<retriever>/<relation>.<retriever>.json``) for the same deterministic
 sample of ``questions_per_relation`` test questions per relation. Its answer is the span with
@@ -19,6 +19,7 @@ from __future__ import annotations
 from prefect import flow
 
 from flows._params import resolve
+from flows.train_reader import trained_reader
 from tasks.config import Params
 from tasks.layout import Layout
 from tasks.model_names import model_slug
@@ -43,10 +44,7 @@ def retrieve_then_read(params: Params | None = None, profile: str | None = None,
     if absent:
         print(f"no retrieval results for {absent}: skipped")
     reader = model_slug(params.readers.model.model)
-    model_dir = layout.reader_dir(reader)
-    if not (model_dir / "config.json").is_file():
-        raise FileNotFoundError(f"{model_dir}: no trained reader (config.json); run the readers "
-                                "stage first")
+    model_dir = trained_reader(params)
     ks = list(cfg.ks)
     out_dir = layout.retrieve_then_read_results
     read = (rtr_predict_task(model_dir, present, out_dir, ks=ks,

@@ -358,19 +358,39 @@ class Layout:
         augmented training file (``train-v1.1.json``) and the re-trained reader (``reader/``)."""
         return self.params.paths.data / "reader_augmentation" / kind
 
-    def augmentation_predictions(self, reader: str) -> Path:
-        """``{id: answer}`` predictions of the readers compared before/after augmentation."""
-        return self.params.paths.results / "reader_augmentation" / reader
+    def augmentation_counts(self, kind: str) -> Path:
+        """What one kind's stage did: the counts of every step and the training file (JSON;
+        ``{"configured": false}`` when the kind is not in ``readers.augmentation.kinds``)."""
+        return self.augmentation_dir(kind) / "augmentation.json"
+
+    def augmentation_predictions(self, kind: str) -> Path:
+        """``{id: answer}`` predictions of one kind's re-trained reader."""
+        return self.params.paths.results / "reader_augmentation" / kind
+
+    @property
+    def augmentation_before_predictions(self) -> Path:
+        """The "before" reader's predictions that the readers stage had not written, and
+        ``files.json``: which prediction file was the "before" of each evaluated file."""
+        return self.params.paths.results / "reader_augmentation" / "before"
+
+    @property
+    def augmentation_seed_readers(self) -> Path:
+        """The readers trained with ``readers.augmentation.extra_seeds`` (empty without)."""
+        return self.params.paths.data / "reader_augmentation" / "seeds"
+
+    @property
+    def augmentation_seed_results(self) -> Path:
+        """Their predictions (empty without extra seeds)."""
+        return self.params.paths.results / "reader_augmentation" / "seeds"
 
     def augmentation_seed_reader(self, seed: int, reader: str) -> Path:
         """A reader trained with one of ``readers.augmentation.extra_seeds``: ``before`` (on
         the original questions) or the re-trained reader of an augmentation kind."""
-        return self.params.paths.data / "reader_augmentation" / "seeds" / f"seed{seed}" / reader
+        return self.augmentation_seed_readers / f"seed{seed}" / reader
 
     def augmentation_seed_predictions(self, seed: int, reader: str) -> Path:
         """``{id: answer}`` predictions of :meth:`augmentation_seed_reader`'s reader."""
-        return (self.params.paths.results / "reader_augmentation" / "seeds" / f"seed{seed}"
-                / reader)
+        return self.augmentation_seed_results / f"seed{seed}" / reader
 
     @property
     def augmentation_metrics(self) -> Path:

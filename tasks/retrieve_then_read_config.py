@@ -1,7 +1,7 @@
 """Configuration of retrieve-then-read on EntityQuestions (beyond the papers; pydantic only).
 
-The reader trained by the readers stage reads the top-k passages that each retriever found for
-a deterministic sample of the test questions of every relation; its best span over the passages
+The reader trained by the train-reader stage reads the top-k passages that each retriever found
+for a deterministic sample of the test questions of every relation; its best span over the passages
 is the answer (and, with ``fusion``, also the best by span + retriever score), scored by exact
 match against the EntityQuestions answers.
 """

@@ -48,6 +48,14 @@ def _retrieve_then_read_enabled(params: Params) -> bool:
     return params.retrieve_then_read.enabled
 
 
+def _non_adversarial_augmentation(params: Params) -> bool:
+    return "non_adversarial" in params.readers.augmentation.kinds
+
+
+def _adversarial_augmentation(params: Params) -> bool:
+    return "adversarial" in params.readers.augmentation.kinds
+
+
 @dataclass(frozen=True)
 class Stage:
     """One box of the DAG: a Prefect flow run as one DVC stage."""
@@ -70,7 +78,9 @@ class Stage:
     when: Callable[[Params], bool] = _always
     """Whether the study runs the stage for a configuration."""
     typical_s: float = 0.0
-    """Its wall seconds in a demo run on 2 cores (bench/RESULTS.md, Session 27). Only orders the
+    """Its wall seconds in a demo run on 2 cores (bench/RESULTS.md, Session 27; the stages split
+    since, train_reader / readers and the augmentation kinds / their comparison, share their
+    former stage's seconds as their steps did in Session 29's base run). Only orders the
     stages ready at the same time in a concurrent study (the one with the longest way to the
     end goes first: :func:`tasks.pipeline.stage_graph.stage_priorities`); no number depends
     on it."""
@@ -113,6 +123,19 @@ _RETRIEVAL_METRICS = _metrics("retrieval_bm25", "retrieval_dense", "retrieval_hy
                               "retrieval_dpr-nq",
                               "retrieval_comparison", "retrieval_buckets")
 _FIGURES = _plots("retrieval_accuracy_vs_k.png", "retrieval_buckets.png")
+
+
+
+def _augmented(kind: str) -> tuple[str, ...]:
+    """What one augmentation kind's stage writes (``flows/augment_reader.py``)."""
+    return (f"${{paths.data}}/reader_augmentation/{kind}",
+            f"${{paths.results}}/reader_augmentation/{kind}")
+
+
+#: What each augmentation kind's stage reads: the training questions and SQuAD dev, the
+#: paraphrase stage's PPDB table, paraphraser and offline taggers, the paraphrased sets.
+_AUGMENT_DEPS = (f"{_RAW}/squad", "${paths.data}/paraphrase", "${paths.data}/paraphrasing-squad")
+_AUGMENT_PARAMS = ("profile", "profiles", "sources", "demo_world", "readers", "paraphrase")
 
 #: The study's DAG, in the order the study runs it.
 STAGES: tuple[Stage, ...] = (
@@ -225,13 +248,22 @@ STAGES: tuple[Stage, ...] = (
         in_report=True,
     ),
     Stage(
+        name="train_reader", flow="flows.train_reader:train_reader",
+        description="Extractive reader fine-tuned with Lightning on the SQuAD training file.",
+        typical_s=98,
+        params=("profile", "profiles", "sources", "readers.model"),
+        deps=(f"{_RAW}/squad",),
+        outs=("${paths.data}/readers",),
+    ),
+    Stage(
         name="readers", flow="flows.readers:readers",
         description="Extractive readers: EM/F1 on original vs paraphrased questions.",
-        typical_s=133,
+        typical_s=35,
         params=("profile", "profiles", "sources", "readers", "entity_questions.bucket_order",
                 "entity_questions.hyperlink_key"),
-        deps=(f"{_RAW}/squad", f"{_RAW}/hyperlinks", "${paths.data}/paraphrasing-squad"),
-        outs=("${paths.data}/readers", "${paths.results}/readers", *_reports("readers.md")),
+        deps=(f"{_RAW}/squad", f"{_RAW}/hyperlinks", "${paths.data}/paraphrasing-squad",
+              "${paths.data}/readers"),
+        outs=("${paths.results}/readers", *_reports("readers.md")),
         metrics=_metrics("readers"),
         in_report=True,
     ),
@@ -248,13 +280,34 @@ STAGES: tuple[Stage, ...] = (
         when=_retrieve_then_read_enabled,
     ),
     Stage(
+        name="augment_non_adversarial", flow="flows.augment_reader:augment_non_adversarial",
+        description="Training questions paraphrased with PPDB suggestions; reader re-trained.",
+        typical_s=155,
+        params=_AUGMENT_PARAMS,
+        deps=_AUGMENT_DEPS,
+        outs=_augmented("non_adversarial"),
+        when=_non_adversarial_augmentation,
+    ),
+    Stage(
+        name="augment_adversarial", flow="flows.augment_reader:augment_adversarial",
+        description="Training questions paraphrased with context suggestions; reader re-trained.",
+        typical_s=120,
+        params=_AUGMENT_PARAMS,
+        deps=_AUGMENT_DEPS,
+        outs=_augmented("adversarial"),
+        when=_adversarial_augmentation,
+    ),
+    Stage(
         name="reader_augmentation", flow="flows.reader_augmentation:reader_augmentation",
         description="Readers re-trained on paraphrased training questions: before vs after.",
-        typical_s=277,
+        typical_s=2,
         params=("profile", "profiles", "sources", "readers", "paraphrase"),
-        deps=(f"{_RAW}/squad", "${paths.data}/paraphrase", "${paths.data}/paraphrasing-squad",
-              "${paths.data}/readers", "${paths.results}/readers"),
-        outs=("${paths.data}/reader_augmentation", "${paths.results}/reader_augmentation",
+        deps=(f"{_RAW}/squad", "${paths.data}/paraphrasing-squad", "${paths.data}/readers",
+              "${paths.results}/readers", *_augmented("non_adversarial"),
+              *_augmented("adversarial")),
+        outs=("${paths.data}/reader_augmentation/seeds",
+              "${paths.results}/reader_augmentation/before",
+              "${paths.results}/reader_augmentation/seeds",
               *_reports("reader_augmentation.md")),
         metrics=_metrics("reader_augmentation"),
         in_report=True,

@@ -154,7 +154,7 @@ def write_open_tables(metrics: dict, metrics_path: Path, report_path: Path,
     write_json(metrics_path, metrics, indent=2)
     level = round(100 * metrics["confidence"])
     text = ("# Retrieve-then-read on EntityQuestions\n\n"
-            f"The reader `{reader}` (readers stage) reads the top-k passages of each retriever "
+            f"The reader `{reader}` (train-reader) reads the top-k passages of each retriever "
             "for a deterministic sample of the test questions of every relation; its answer is "
             "the span with the highest span score (start + end logit) over the k passages "
             "(\"fused\": the highest fused score, span and retriever scores each divided by "

@@ -153,7 +153,7 @@ def retrieve_then_read_section(artifacts: Mapping[str, Path], root: Path) -> Sec
         return section
     level = round(100 * metrics["confidence"])
     section.blocks.append(Text(
-        f"The reader {metrics['reader']} (readers stage) reads the top-k passages of each "
+        f"The reader {metrics['reader']} (train-reader stage) reads the top-k passages of each "
         f"retriever for {metrics['questions']} sampled test questions; its answer is the span "
         "with the highest span score (start + end logit) over the k passages; \"fused\": the "
         "highest fused score, (1 - w) span + w retriever score (each divided by its standard "

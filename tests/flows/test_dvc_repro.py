@@ -123,7 +123,8 @@ def test_editing_a_module_reruns_exactly_the_stages_that_import_it(dvc_project, 
     read it (the world, and the offline Flair taggers trained on its prose)."""
     cases = {"tasks/retrieval/paraphrased.py": {"paraphrased_retrieval"},
              "tasks/demo/data/prose.json": {"demo_world", "paraphrase",
-                                                   "reader_augmentation"}}
+                                                   "augment_non_adversarial",
+                                                   "augment_adversarial"}}
     for name, stages in cases.items():
         path = dvc_project / name
         before = path.read_bytes()

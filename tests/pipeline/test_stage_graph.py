@@ -16,8 +16,16 @@ def test_the_registry_has_two_branches_that_meet_at_the_end():
     assert edges["demo_world"] == ()
     # the paraphrase branch reads only the raw data: it need not wait for EntityQuestions
     assert edges["paraphrase"] == ("demo_world",)
-    assert set(edges["readers"]) == {"demo_world", "paraphrase"}
-    assert set(edges["reader_augmentation"]) == {"demo_world", "paraphrase", "readers"}
+    # the reader is trained on the raw SQuAD training file, beside the paraphrase stage; its
+    # questions are asked once the paraphrased sets exist
+    assert edges["train_reader"] == ("demo_world",)
+    assert set(edges["readers"]) == {"demo_world", "paraphrase", "train_reader"}
+    # the augmentation kinds need the paraphraser, not the reader, nor each other
+    for kind in ("augment_non_adversarial", "augment_adversarial"):
+        assert set(edges[kind]) == {"demo_world", "paraphrase"}, kind
+    assert set(edges["reader_augmentation"]) == {
+        "demo_world", "paraphrase", "train_reader", "readers", "augment_non_adversarial",
+        "augment_adversarial"}
     # the EntityQuestions branch is a chain
     assert "bm25_index" in edges["entity_questions"]
     assert "entity_questions" in edges["train_retriever"]
@@ -25,8 +33,11 @@ def test_the_registry_has_two_branches_that_meet_at_the_end():
     assert "retrieval" in edges["retriever_experiments"]
     # where they meet
     assert set(edges["paraphrased_retrieval"]) == {"paraphrase", "train_retriever"}
-    assert set(edges["retrieve_then_read"]) == {"retrieval", "readers"}
-    assert set(edges["report"]) == {s.name for s in STAGES} - {"report", "bm25_index"}
+    assert set(edges["retrieve_then_read"]) == {"retrieval", "train_reader"}
+    # the report reads every stage's metrics and reports; the stages without either reach it
+    # through the stages that read their outputs
+    assert set(edges["report"]) == {s.name for s in STAGES} - {
+        "report", "bm25_index", "train_reader", "augment_non_adversarial", "augment_adversarial"}
 
 
 def test_every_stage_waits_only_for_earlier_stages_that_run():
@@ -72,8 +83,27 @@ def test_the_registry_starts_the_paraphrase_branchs_long_stages_first():
     edges = upstream_stages(STAGES)
     for name, upstream in edges.items():  # a stage ranks below every stage it waits for
         assert all(priorities[u] > priorities[name] for u in upstream), name
-    # when the readers finish, the reader augmentation (the study's last long stage) starts
-    # before the short stages that became ready with it or before it
-    for short in ("retrieve_then_read", "paraphrased_retrieval", "specialised_encoders"):
-        assert priorities["reader_augmentation"] > priorities[short]
+    # when the paraphraser is trained, the augmentation kinds (the study's last long stages)
+    # start before the short stages that became ready with them or before them
+    for kind in ("augment_non_adversarial", "augment_adversarial"):
+        for short in ("retrieve_then_read", "paraphrased_retrieval", "specialised_encoders",
+                      "readers"):
+            assert priorities[kind] > priorities[short], (kind, short)
     assert priorities["readers"] > priorities["paraphrased_retrieval"]
+
+
+def test_each_configured_augmentation_kind_is_a_stage_of_the_study():
+    from pathlib import Path
+
+    from tasks.config import load_params
+
+    params_file = Path(__file__).resolve().parents[2] / "params.yaml"
+    run = {profile: [s.name for s in STAGES if s.when(load_params(params_file, profile=profile))]
+           for profile in ("demo", "smoke")}
+    assert {"augment_non_adversarial", "augment_adversarial"} <= set(run["demo"])
+    # the smoke profile augments with PPDB suggestions only: no adversarial stage runs, and
+    # the comparison waits only for the kind that runs
+    assert "augment_adversarial" not in run["smoke"]
+    smoke = upstream_stages([s for s in STAGES if s.name in run["smoke"]])
+    assert "augment_non_adversarial" in smoke["reader_augmentation"]
+    assert "augment_adversarial" not in smoke["reader_augmentation"]

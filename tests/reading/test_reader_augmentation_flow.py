@@ -1,7 +1,8 @@
-"""The reader-augmentation flow on the smoke world with a tiny random BERT: augmented training
-files (only pairs above the bar that the world raters accept, N respected, skips counted),
-re-trained readers, before/after predictions and Tables 3-6; clear errors when the readers' or
-the paraphrase flow's outputs are missing, or when the world raters are asked on real data."""
+"""The augmentation kinds' flows and the reader-augmentation comparison on the smoke world with
+a tiny random BERT: augmented training files (only pairs above the bar that the world raters
+accept, N respected, skips counted), re-trained readers, before/after predictions and Tables
+3-6; clear errors when the reader, the paraphrase flow's outputs or a kind's stage are missing,
+or when the world raters are asked on real data; a kind left out writes only that it was."""
 
 from __future__ import annotations
 
@@ -70,6 +71,7 @@ def _prerequisites(params) -> None:
 @pytest.fixture(scope="module")
 def flow_run(prefect_api, smoke_world, tiny_bert, tmp_path_factory):
     import models.flair_taggers
+    from flows.augment_reader import augment_adversarial, augment_non_adversarial
     from flows.reader_augmentation import reader_augmentation
 
     params = _params(smoke_world, tmp_path_factory.mktemp("augment"), tiny_bert,
@@ -79,12 +81,18 @@ def flow_run(prefect_api, smoke_world, tiny_bert, tmp_path_factory):
     stubs = {"stub-ner": SilentTagger(), "stub-chunk": SilentTagger()}
     with pytest.MonkeyPatch.context() as patch, run_settings(params.paths.state):
         patch.setattr(models.flair_taggers, "load_tagger", stubs.__getitem__)
+        with pytest.raises(FileNotFoundError, match="no augmentation of kind 'non_adversarial' "
+                           r"at .*augmentation.json: run its stage first \(qastress stage "
+                           r"augment-non-adversarial\)"):
+            reader_augmentation.fn(params=params)
+        counts = {"non_adversarial": augment_non_adversarial(params=params),
+                  "adversarial": augment_adversarial(params=params)}
         metrics = reader_augmentation(params=params)
-    return params, Layout(params), metrics
+    return params, Layout(params), metrics, counts
 
 
 def test_augmented_training_file_holds_only_rated_pairs_above_the_bar(flow_run):
-    params, layout, metrics = flow_run
+    params, layout, metrics, _ = flow_run
     counts = metrics["kinds"]["non_adversarial"]["augmentation"]
     work = layout.augmentation_dir("non_adversarial")
     scored = read_table(work / "scored.parquet").to_pylist()
@@ -115,7 +123,7 @@ def test_augmented_training_file_holds_only_rated_pairs_above_the_bar(flow_run):
 
 
 def test_adversarial_kind_without_suggestions_adds_nothing_and_says_so(flow_run):
-    _, layout, metrics = flow_run
+    _, layout, metrics, _ = flow_run
     counts = metrics["kinds"]["adversarial"]["augmentation"]
     assert counts["added"] == 0 and counts["shortfall"] == N
     assert counts["steps"]["suggestions"]["suggestions"] == 0
@@ -123,16 +131,35 @@ def test_adversarial_kind_without_suggestions_adds_nothing_and_says_so(flow_run)
     assert (layout.augmentation_dir("adversarial") / "reader" / "config.json").is_file()
 
 
+def test_each_kind_stage_writes_its_counts_for_the_comparison(flow_run):
+    _, layout, metrics, counts = flow_run
+    for kind, returned in counts.items():
+        saved = json.loads(layout.augmentation_counts(kind).read_text())
+        assert saved == json.loads(json.dumps(returned))
+        assert (saved["kind"], saved["configured"]) == (kind, True)
+        block = metrics["kinds"][kind]["augmentation"]
+        assert block == {k: v for k, v in saved.items() if k not in ("kind", "configured")}
+
+
 def test_before_and_after_predictions_and_tables(flow_run):
-    params, layout, metrics = flow_run
+    params, layout, metrics, _ = flow_run
     n_dev = len(read_squad(params.raw_path("squad_dev")))
-    for reader in ("tiny-bert", "non_adversarial", "adversarial"):
+    outs = {"tiny-bert": layout.augmentation_before_predictions,
+            **{kind: layout.augmentation_predictions(kind)
+               for kind in ("non_adversarial", "adversarial")}}
+    for reader, out in outs.items():
         for name in ("dev_orig", "dev_para", "squad_dev"):
-            path = layout.augmentation_predictions(reader) / f"{name}.json"
+            path = out / f"{name}.json"
             if (reader, name) == ("tiny-bert", "squad_dev"):  # the readers flow's, reused
                 assert not path.exists()
                 continue
             assert len(read_predictions(path)) == n_dev, (reader, name)
+    # which file was the "before" of each evaluated file
+    files = json.loads((layout.augmentation_before_predictions / "files.json").read_text())
+    assert files == {
+        "dev_orig": str(layout.augmentation_before_predictions / "dev_orig.json"),
+        "dev_para": str(layout.augmentation_before_predictions / "dev_para.json"),
+        "squad_dev": str(layout.reader_predictions("tiny-bert") / "squad_dev.json")}
     for kind in ("non_adversarial", "adversarial"):
         assert metrics["kinds"][kind]["sets"]["squad_dev"]["before"]["exact_match"] == 100.0
     block = metrics["kinds"]["non_adversarial"]["sets"]["dev_para"]
@@ -148,7 +175,7 @@ def test_before_and_after_predictions_and_tables(flow_run):
 
 
 def test_before_and_after_over_training_seeds(flow_run):
-    params, layout, metrics = flow_run
+    params, layout, metrics, _ = flow_run
     main = params.readers.model.seed
     seeds = metrics["seeds"]
     assert seeds["seeds"] == [main, EXTRA]
@@ -193,15 +220,17 @@ def test_before_and_after_over_training_seeds(flow_run):
 
 
 def test_missing_reader_or_paraphraser_is_a_clear_error(smoke_world, tiny_bert, tmp_path):
-    from flows.reader_augmentation import paraphraser_dir, reader_augmentation
+    from flows.augment_reader import augment_non_adversarial, paraphraser_dir
+    from flows.reader_augmentation import reader_augmentation
 
     params = _params(smoke_world, tmp_path, tiny_bert)
-    with pytest.raises(FileNotFoundError, match="no trained reader at .*run the readers stage"):
+    with pytest.raises(FileNotFoundError, match="no trained reader at .*run the train-reader "
+                       "stage first"):
         reader_augmentation.fn(params=params)
     real = _params(smoke_world, tmp_path / "real", tiny_bert, world_raters=True)
     real = real.model_copy(update={"sources": real.sources.model_copy(update={"world": "real"})})
     with pytest.raises(ValueError, match="world_raters needs the demo world"):
-        reader_augmentation.fn(params=real)
+        augment_non_adversarial.fn(params=real)
     with pytest.raises(FileNotFoundError, match="no PPDB table at .*ppdb.sqlite"):
         paraphraser_dir(params)
     layout = Layout(params)
@@ -213,3 +242,28 @@ def test_missing_reader_or_paraphraser_is_a_clear_error(smoke_world, tiny_bert, 
                        r"\(config.json, model.safetensors, spiece.model missing\)"):
         paraphraser_dir(neural)
     assert paraphraser_dir(params) is None  # the PPDB baseline needs no model
+
+
+def test_a_kind_left_out_writes_only_that_and_the_comparison_refuses_it(smoke_world, tiny_bert,
+                                                                        tmp_path):
+    from flows.augment_reader import augment_adversarial, augment_kind
+    from flows.reader_augmentation import augmented_kind, augmented_predictions
+
+    params = _params(smoke_world, tmp_path, tiny_bert, kinds=("non_adversarial",))
+    layout = Layout(params)
+    assert augment_adversarial.fn(params=params) == {"configured": False}
+    assert json.loads(layout.augmentation_counts("adversarial").read_text()) == {
+        "kind": "adversarial", "configured": False}
+    assert sorted(p.name for p in layout.augmentation_dir("adversarial").iterdir()) == [
+        "augmentation.json"]
+    assert list(layout.augmentation_predictions("adversarial").iterdir()) == []
+    # asked for once the kind is configured, without running its stage again
+    with pytest.raises(FileNotFoundError, match="the 'adversarial' stage ran while the kind was "
+                       r"not in readers.augmentation.kinds; run it again \(qastress stage "
+                       r"augment-adversarial\)"):
+        augmented_kind(params, "adversarial")
+    with pytest.raises(FileNotFoundError, match=r"no predictions of the 'adversarial' reader "
+                       r"for \['dev_orig', 'squad_dev'\]"):
+        augmented_predictions(params, "adversarial", {"squad_dev": tmp_path, "dev_orig": tmp_path})
+    with pytest.raises(ValueError, match="unknown augmentation kind 'other'"):
+        augment_kind(params, "other")

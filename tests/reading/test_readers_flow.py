@@ -1,5 +1,6 @@
-"""The readers flow on the smoke world with a tiny random BERT: checkpoint, predictions for
-every set file, Tables 1-2 metrics + Markdown; absent released sets are skipped."""
+"""The train-reader and readers flows on the smoke world with a tiny random BERT: checkpoint,
+predictions for every set file, Tables 1-2 metrics + Markdown; absent released sets are
+skipped; the readers flow without a trained reader is a clear error."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from tasks.orchestration import run_settings
 @pytest.fixture(scope="module")
 def flow_run(prefect_api, smoke_world, tiny_bert, tmp_path_factory):
     from flows.readers import readers
+    from flows.train_reader import train_reader
 
     root = tmp_path_factory.mktemp("readers")
     params = smoke_world.model_copy(update={
@@ -43,6 +45,15 @@ def flow_run(prefect_api, smoke_world, tiny_bert, tmp_path_factory):
     patch.setattr(Layout, "paraphrase_test_sets", property(lambda self: sets_dir))
     try:
         with run_settings(params.paths.state):
+            with pytest.raises(FileNotFoundError, match="no trained reader at .*run the "
+                               "train-reader stage first"):
+                readers.fn(params=params)
+            train_reader(params=params)
+            other = params.model_copy(update={"readers": params.readers.model_copy(update={
+                "model": params.readers.model.model_copy(update={"max_epochs": 3})})})
+            with pytest.raises(ValueError, match="trained with other readers.model settings "
+                               r"\(max_epochs: trained with .*, asked for 3\)"):
+                readers.fn(params=other)
             metrics = readers(params=params)
     finally:
         patch.undo()

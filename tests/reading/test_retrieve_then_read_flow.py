@@ -1,4 +1,4 @@
-"""The retrieve-then-read flow on the smoke world: a tiny reader trained by the readers stage's
+"""The retrieve-then-read flow on the smoke world: a tiny reader trained by the train-reader stage's
 task reads the top-k of two retrievers' DPR result files (built from the world's SQuAD dev
 questions and passages); predictions per retriever and k, EM and recall that the files
 reproduce, the paired comparison, the report; retrievers without results are skipped, and a
@@ -124,6 +124,6 @@ def test_missing_reader_or_requested_results_are_clear_errors(flow_run, tmp_path
         retrieve_then_read(params=asked)
     other = params.model_copy(update={"readers": params.readers.model_copy(update={
         "model": params.readers.model.model_copy(update={"model": str(tmp_path / "none")})})})
-    with pytest.raises(FileNotFoundError, match="readers stage"), \
+    with pytest.raises(FileNotFoundError, match="run the train-reader stage first"), \
             run_settings(params.paths.state):
         retrieve_then_read(params=other)
