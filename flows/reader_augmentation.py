@@ -94,13 +94,18 @@ def reader_augmentation(params: Params | None = None, profile: str | None = None
     return metrics
 
 
+def _stage_command(kind: str) -> str:
+    """The command that runs an augmentation kind's stage (:mod:`flows.augment_reader`)."""
+    return f"qastress stage augment-{kind.replace('_', '-')}"
+
+
 def augmented_kind(params: Params, kind: str) -> dict:
     """The counts that the kind's stage wrote (``augmentation.json``); a clear error when that
     stage has not run with the kind configured, or trained its reader with other
     ``readers.model`` settings than the reader it is compared with."""
     layout = Layout(params)
     path = layout.augmentation_counts(kind)
-    stage = f"qastress stage augment-{kind.replace('_', '-')}"
+    stage = _stage_command(kind)
     if not path.is_file():
         raise FileNotFoundError(f"no augmentation of kind {kind!r} at {path}: run its stage "
                                 f"first ({stage})")
@@ -120,8 +125,7 @@ def augmented_predictions(params: Params, kind: str, inputs: dict[str, Path]) ->
     missing = sorted(name for name, path in files.items() if not path.is_file())
     if missing:
         raise FileNotFoundError(f"{out}: no predictions of the {kind!r} reader for {missing}; "
-                                f"run its stage again (qastress stage augment-"
-                                f"{kind.replace('_', '-')})")
+                                f"run its stage again ({_stage_command(kind)})")
     return files
 
 
