@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -48,12 +49,8 @@ def _retrieve_then_read_enabled(params: Params) -> bool:
     return params.retrieve_then_read.enabled
 
 
-def _non_adversarial_augmentation(params: Params) -> bool:
-    return "non_adversarial" in params.readers.augmentation.kinds
-
-
-def _adversarial_augmentation(params: Params) -> bool:
-    return "adversarial" in params.readers.augmentation.kinds
+def _augmentation_kind_configured(kind: str, params: Params) -> bool:
+    return kind in params.readers.augmentation.kinds
 
 
 @dataclass(frozen=True)
@@ -132,10 +129,17 @@ def _augmented(kind: str) -> tuple[str, ...]:
             f"${{paths.results}}/reader_augmentation/{kind}")
 
 
-#: What each augmentation kind's stage reads: the training questions and SQuAD dev, the
-#: paraphrase stage's PPDB table, paraphraser and offline taggers, the paraphrased sets.
-_AUGMENT_DEPS = (f"{_RAW}/squad", "${paths.data}/paraphrase", "${paths.data}/paraphrasing-squad")
-_AUGMENT_PARAMS = ("profile", "profiles", "sources", "demo_world", "readers", "paraphrase")
+def _augmentation_stage(kind: str, description: str, typical_s: float) -> Stage:
+    """The stage of one augmentation kind (``flows/augment_reader.py``). It reads the training
+    questions and SQuAD dev, the paraphrase stage's PPDB table, paraphraser and offline
+    taggers, and the paraphrased sets; the study runs it when the kind is configured."""
+    return Stage(
+        name=f"augment_{kind}", flow=f"flows.augment_reader:augment_{kind}",
+        description=description, typical_s=typical_s,
+        params=("profile", "profiles", "sources", "demo_world", "readers", "paraphrase"),
+        deps=(f"{_RAW}/squad", "${paths.data}/paraphrase", "${paths.data}/paraphrasing-squad"),
+        outs=_augmented(kind),
+        when=partial(_augmentation_kind_configured, kind))
 
 #: The study's DAG, in the order the study runs it.
 STAGES: tuple[Stage, ...] = (
@@ -279,24 +283,12 @@ STAGES: tuple[Stage, ...] = (
         in_report=True,
         when=_retrieve_then_read_enabled,
     ),
-    Stage(
-        name="augment_non_adversarial", flow="flows.augment_reader:augment_non_adversarial",
-        description="Training questions paraphrased with PPDB suggestions; reader re-trained.",
-        typical_s=155,
-        params=_AUGMENT_PARAMS,
-        deps=_AUGMENT_DEPS,
-        outs=_augmented("non_adversarial"),
-        when=_non_adversarial_augmentation,
-    ),
-    Stage(
-        name="augment_adversarial", flow="flows.augment_reader:augment_adversarial",
-        description="Training questions paraphrased with context suggestions; reader re-trained.",
-        typical_s=120,
-        params=_AUGMENT_PARAMS,
-        deps=_AUGMENT_DEPS,
-        outs=_augmented("adversarial"),
-        when=_adversarial_augmentation,
-    ),
+    _augmentation_stage(
+        "non_adversarial", typical_s=155,
+        description="Training questions paraphrased with PPDB suggestions; reader re-trained."),
+    _augmentation_stage(
+        "adversarial", typical_s=120,
+        description="Training questions paraphrased with context suggestions; reader re-trained."),
     Stage(
         name="reader_augmentation", flow="flows.reader_augmentation:reader_augmentation",
         description="Readers re-trained on paraphrased training questions: before vs after.",
