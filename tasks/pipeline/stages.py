@@ -122,7 +122,6 @@ _RETRIEVAL_METRICS = _metrics("retrieval_bm25", "retrieval_dense", "retrieval_hy
 _FIGURES = _plots("retrieval_accuracy_vs_k.png", "retrieval_buckets.png")
 
 
-
 def _augmented(kind: str) -> tuple[str, ...]:
     """What one augmentation kind's stage writes (``flows/augment_reader.py``)."""
     return (f"${{paths.data}}/reader_augmentation/{kind}",
@@ -140,6 +139,7 @@ def _augmentation_stage(kind: str, description: str, typical_s: float) -> Stage:
         deps=(f"{_RAW}/squad", "${paths.data}/paraphrase", "${paths.data}/paraphrasing-squad"),
         outs=_augmented(kind),
         when=partial(_augmentation_kind_configured, kind))
+
 
 #: The study's DAG, in the order the study runs it.
 STAGES: tuple[Stage, ...] = (
