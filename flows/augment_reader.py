@@ -88,7 +88,7 @@ def augment_kind(params: Params, kind: str) -> dict:
     thresholds = {name: getattr(sim, name) for name in THRESHOLDS.values()}
     work = layout.augmentation_dir(kind)
     counts = _augment(params, kind, paraphraser_dir(params), thresholds, work)
-    reader_dir = work / "reader"
+    reader_dir = layout.augmentation_reader(kind)
     train_reader_task(Path(counts["train_file"]), reader_dir, cfg.model)
     predict_task(reader_dir, evaluation_files(params), layout.augmentation_predictions(kind),
                  batch_size=cfg.model.predict_batch_size, cpu_threads=cfg.model.cpu_threads)

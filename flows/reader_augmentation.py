@@ -113,7 +113,7 @@ def augmented_kind(params: Params, kind: str) -> dict:
     if not counts.get("configured"):
         raise FileNotFoundError(f"{path}: the {kind!r} stage ran while the kind was not in "
                                 f"readers.augmentation.kinds; run it again ({stage})")
-    require_trained_as(layout.augmentation_dir(kind) / "reader", params.readers.model, stage)
+    require_trained_as(layout.augmentation_reader(kind), params.readers.model, stage)
     return {key: value for key, value in counts.items() if key not in ("kind", "configured")}
 
 

@@ -358,6 +358,10 @@ class Layout:
         augmented training file (``train-v1.1.json``) and the re-trained reader (``reader/``)."""
         return self.params.paths.data / "reader_augmentation" / kind
 
+    def augmentation_reader(self, kind: str) -> Path:
+        """One kind's reader, re-trained on its augmented training file (HF checkpoint)."""
+        return self.augmentation_dir(kind) / "reader"
+
     def augmentation_counts(self, kind: str) -> Path:
         """What one kind's stage did: the counts of every step and the training file (JSON;
         ``{"configured": false}`` when the kind is not in ``readers.augmentation.kinds``)."""
