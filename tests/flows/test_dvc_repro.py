@@ -5,7 +5,7 @@ Runs in a scratch git + DVC repository holding this project's dvc.yaml, params.y
 the smoke profile) and the source folders the stages depend on. As the README's workflow does,
 a `qastress server up` server (on a free port) answers for the module: every stage process
 reports to it instead of starting a temporary API of its own (~4 s per stage on 2 cores; the
-temporary API is tested by `qastress run` in test_kill_resume and test_temporary_api).
+temporary API is tested by `qastress run` in test_study_flow and test_temporary_api).
 """
 
 from __future__ import annotations

@@ -1,20 +1,35 @@
-"""The first vertical slice on the smoke profile: demo world -> questions -> BM25 -> top-k.
+"""The whole study on the smoke profile: run, cached rerun, and SIGKILL-then-resume.
 
 One flow run end to end, then a second run of the same configuration that must be served from
-Prefect's cache (every cached task in state ``Cached``), checked through the Prefect API.
+Prefect's cache (every cached task in state ``Cached``), checked through the Prefect API
+(``two_runs``, tests/flows/conftest.py). Its outputs are also the reference of the last test:
+`qastress run` (the real command, in a process group with its own temporary Prefect API) killed
+twice and resumed must write the same report and metrics, byte for byte. The kill test lives in
+this file so that it shares the one uninterrupted study (pytest-xdist's ``--dist loadfile``
+gives a file's tests to one worker) instead of running a second one of its own.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import yaml
 from prefect_runs import settled_task_states, task_states
 
 from tasks.io.dpr import read_retrieval_results
 from tasks.io.entityquestions import discover_eq_files
 from tasks.io.trec import read_trec_run
 from tasks.layout import Layout
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PATH_NAMES = ("data", "results", "metrics", "plots", "reports", "state")
 
 # the shard-parallel tasks (one per shard of work, on the task runner) -> runs per study run
 SHARDED = {"encode passage shard": None, "search BM25 batch": None,
@@ -184,3 +199,89 @@ def test_every_registry_output_exists_after_the_study(two_runs, smoke_params):
         for declared in (*stage.outs, *stage.metrics, *stage.plots):
             head, _, rest = declared.partition("/")
             assert (Path(paths[head]) / rest).exists(), (stage.name, declared)
+
+
+def _env(root: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env["PREFECT_HOME"] = str(root / "prefect-home")  # this test's own Prefect database
+    return env
+
+
+def _study(params_file: Path, root: Path, kill_when: Path | None = None,
+           timeout: float = 900) -> int:
+    """Run `qastress run`; SIGKILL its process group once ``kill_when`` exists."""
+    log = (root / "log.txt").open("a")
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "qastress"), "run", "--params",
+                             str(params_file)], cwd=PROJECT_ROOT, env=_env(root), stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    try:
+        while proc.poll() is None:
+            if kill_when is not None and kill_when.exists():
+                os.killpg(proc.pid, signal.SIGKILL)
+                return proc.wait(timeout=60)
+            assert time.monotonic() < deadline, "the study did not finish in time"
+            time.sleep(0.2)
+        return proc.returncode
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+
+
+def _stamps(paths: list[Path]) -> dict[str, int]:
+    return {str(p): p.stat().st_mtime_ns for p in paths}
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def test_sigkill_at_two_points_then_rerun_gives_the_same_outputs(two_runs, smoke_params,
+                                                                  tmp_path):
+    """Kill `qastress run` (process group, SIGKILL, Prefect's temporary API included) once the
+    BM25 index is complete, kill the rerun once the BM25 retrieval metrics exist, run again:
+    only unfinished work is redone, and the report and every metrics file equal those of the
+    uninterrupted study byte for byte. The runs use the uninterrupted study's own paths (its
+    metrics name them, the report holds their sha256), its outputs moved aside meanwhile and
+    put back afterwards. The stages run side by side, as in the uninterrupted study, so a kill
+    also hits whatever stage ran beside the one awaited."""
+    from tasks.config import load_params
+
+    raw = yaml.safe_load((PROJECT_ROOT / "params.yaml").read_text(encoding="utf-8"))
+    raw["profile"] = "smoke"
+    raw["paths"] = {name: str(getattr(smoke_params.paths, name)) for name in PATH_NAMES}
+    params_file = tmp_path / "params.yaml"
+    params_file.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    assert load_params(params_file) == smoke_params  # what `qastress run` reads: the same
+    layout, aside = Layout(smoke_params), tmp_path / "uninterrupted"
+    aside.mkdir()
+    for name in PATH_NAMES:  # the Prefect result store and task cache (paths.state) too
+        getattr(smoke_params.paths, name).rename(aside / name)
+    try:
+        first_kill = layout.bm25_index / "manifest.json"
+        assert _study(params_file, tmp_path, kill_when=first_kill) == -signal.SIGKILL
+        assert not layout.report_html.exists()
+        done_before = [layout.raw / "manifest.json", first_kill]
+        stamps = _stamps(done_before)
+
+        second_kill = layout.retrieval_metrics("bm25")
+        assert _study(params_file, tmp_path, kill_when=second_kill) == -signal.SIGKILL
+        assert not layout.report_html.exists()
+        world = str(done_before[0])  # the finished demo world was not written again (the index
+        # may be: a kill between its manifest and the task's completion leaves it unfinished)
+        assert _stamps(done_before[:1]) == {world: stamps[world]}
+        done_before = [layout.raw / "manifest.json", layout.questions_table,
+                       layout.bm25_index / "manifest.json"]
+        stamps = _stamps(done_before)
+
+        assert _study(params_file, tmp_path) == 0, (tmp_path / "log.txt").read_text()[-3000:]
+        assert _stamps(done_before) == stamps  # demo world, questions, BM25 index: kept
+        assert _files(smoke_params.paths.metrics) == _files(aside / "metrics")
+        assert layout.report_html.read_bytes() == (
+            aside / "reports" / layout.report_html.name).read_bytes()
+    finally:  # the other tests of this file read the uninterrupted study's outputs
+        for name in PATH_NAMES:
+            shutil.rmtree(getattr(smoke_params.paths, name), ignore_errors=True)
+            (aside / name).rename(getattr(smoke_params.paths, name))
