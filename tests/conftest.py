@@ -51,18 +51,15 @@ def smoke_world(smoke_params):
     return smoke_params
 
 
-def pytest_xdist_auto_num_workers(config):
-    """``-n auto``: one test worker per CPU core, plus one (``--maxprocesses`` caps it).
+def pytest_collection_modifyitems(config, items):
+    """Files marked ``file_seconds`` first, the longest first, the rest in collection order:
+    with ``--dist loadfile`` each worker takes whole files in this order, so the longest files
+    start at once on different workers and the short ones fill the gaps."""
+    def seconds(item) -> float:
+        mark = item.get_closest_marker("file_seconds")
+        return -float(mark.args[0]) if mark else 0.0
 
-    The end-to-end tests spend much of their time waiting (Prefect servers starting, pollers,
-    subprocesses importing torch), so a worker per core left a quarter of the CPU idle (Session
-    30, 2 cores: 1,890 CPU-seconds in a 1,225-second suite); the extra worker takes the small
-    tests while the two longest files run."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    return cores + 1
+    items.sort(key=seconds)  # stable: a file's tests keep their order
 
 
 def pytest_configure(config):
