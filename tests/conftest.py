@@ -51,17 +51,6 @@ def smoke_world(smoke_params):
     return smoke_params
 
 
-def pytest_collection_modifyitems(config, items):
-    """Files marked ``file_seconds`` first, the longest first, the rest in collection order:
-    with ``--dist loadfile`` each worker takes whole files in this order, so the longest files
-    start at once on different workers and the short ones fill the gaps."""
-    def seconds(item) -> float:
-        mark = item.get_closest_marker("file_seconds")
-        return -float(mark.args[0]) if mark else 0.0
-
-    items.sort(key=seconds)  # stable: a file's tests keep their order
-
-
 def pytest_configure(config):
     """Keep tests offline: no telemetry, no hub downloads."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

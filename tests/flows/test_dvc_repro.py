@@ -24,9 +24,6 @@ import yaml
 from tasks.distribution import free_port
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-# its wall seconds in the suite (Session 30, 2 cores):
-# the scratch project's `dvc repro` of every stage
-pytestmark = pytest.mark.file_seconds(720)
 
 
 def _run(args: list[str], cwd: Path) -> str:

@@ -23,9 +23,6 @@ import yaml
 from tasks.distribution import free_port
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-# its wall seconds in the suite (Session 30, 2 cores):
-# a server, `prefect deploy --all`, a worker, `qastress serve`
-pytestmark = pytest.mark.file_seconds(220)
 BIN = Path(sys.executable).parent
 POOL = "qastress-process"
 
