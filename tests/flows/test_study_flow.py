@@ -20,7 +20,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 import yaml
 from prefect_runs import settled_task_states, task_states
 
@@ -30,9 +29,6 @@ from tasks.io.trec import read_trec_run
 from tasks.layout import Layout
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-# its wall seconds in the suite (Session 30, 2 cores):
-# the smoke study twice, then killed twice and resumed
-pytestmark = pytest.mark.file_seconds(840)
 PATH_NAMES = ("data", "results", "metrics", "plots", "reports", "state")
 
 # the shard-parallel tasks (one per shard of work, on the task runner) -> runs per study run
