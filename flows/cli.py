@@ -61,8 +61,9 @@ def parse_overrides(items: list[str] | None) -> dict[str, Any]:
 
 
 def run_flow(name: str, profile: str | None, params_file: Path | None,
-             overrides: dict[str, Any] | None = None) -> Any:
-    """Load the params, then run one flow with its results persisted under ``paths.state``."""
+             overrides: dict[str, Any] | None = None, **flow_args: Any) -> Any:
+    """Load the params, then run one flow (with ``flow_args`` besides the params) with its
+    results persisted under ``paths.state``."""
     from tasks.config import ParamsError, load_params
     from tasks.orchestration import run_settings
 
@@ -82,7 +83,7 @@ def run_flow(name: str, profile: str | None, params_file: Path | None,
         with run_settings(params.paths.state), shared_api(orchestration) as url:
             typer.echo(f"Prefect API: {url}{'' if api_url else ' (temporary, for this run)'} "
                        "(`qastress server up` keeps runs for the UI)", err=True)
-            return flow_fn(params=params)
+            return flow_fn(params=params, **flow_args)
     except ApiStartError as exc:
         typer.secho(f"Prefect API: {exc}", fg="red", err=True)
         raise typer.Exit(3) from None
@@ -96,10 +97,25 @@ def load_flow(name: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
+UntilOpt = Annotated[list[str] | None, typer.Option(
+    "--until", "-u", help="Run only this stage and the stages it reads from, directly or not, "
+    "as `dvc repro STAGE` would, e.g. --until retrieval (repeatable; stage names as in "
+    "dvc.yaml). Default: every stage.")]
+
+
 @app.command()
-def run(profile: ProfileOpt = None, params: ParamsOpt = None, set_: SetOpt = None) -> None:
+def run(profile: ProfileOpt = None, params: ParamsOpt = None, set_: SetOpt = None,
+        until: UntilOpt = None) -> None:
     """Run the whole study (the main job) and print where its results are."""
-    run_flow("study", profile, params, parse_overrides(set_))
+    from tasks.pipeline.stages import STAGES
+
+    names = [one.name for one in STAGES]
+    for target in until or []:
+        if target not in names:
+            raise typer.BadParameter(f"unknown stage {target!r}; expected one of {names}",
+                                     param_hint="--until")
+    run_flow("study", profile, params, parse_overrides(set_),
+             **({"until": list(until)} if until else {}))
 
 
 @app.command()

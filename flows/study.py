@@ -39,7 +39,7 @@ from tasks.io.atomic import write_json
 from tasks.layout import Layout
 from tasks.pipeline.machine_speed import machine_speed
 from tasks.pipeline.stage_clock import StageClock, StageTime
-from tasks.pipeline.stage_graph import stage_priorities, upstream_stages
+from tasks.pipeline.stage_graph import stage_priorities, upstream_stages, with_upstream
 from tasks.pipeline.stages import STAGES, Stage
 from tasks.reporting.timeline import write_stage_timeline
 
@@ -110,10 +110,36 @@ def run_concurrently(stages: Sequence[Stage], params: Params, clock: StageClock,
             raise RuntimeError(f"stage {failed[0]!r} did not complete")
 
 
+def study_outputs(params: Params) -> dict[str, tuple[str | None, Path]]:
+    """``{label: (the stage that writes it, path)}`` of the outputs the study prints at its
+    end; the stage is None for what the study itself writes (or every stage adds to)."""
+    layout = Layout(params)
+    retrievers = params.retrieval.retrievers
+    return {
+        "questions": ("entity_questions", layout.eq_dataset),
+        "EQ summary": ("entity_questions", layout.eq_summary),
+        **{f"{name} results": ("retrieval", layout.retrieval_results(name))
+           for name in retrievers},
+        **{f"{name} top-k": ("retrieval", layout.retrieval_report(name)) for name in retrievers},
+        "comparison": ("retrieval", layout.retrieval_comparison_report),
+        "figure": ("retrieval", layout.retrieval_accuracy_plot),
+        "paraphrased sets": ("paraphrase", layout.paraphrase_test_sets),
+        "paraphrase report": ("paraphrase", layout.paraphrase_report),
+        "metrics": (None, params.paths.metrics),
+        "report": ("report", layout.report_html),
+        "timings": (None, layout.study_timings),
+        "timeline": (None, layout.study_timeline),
+    }
+
+
 @flow(name="study", log_prints=True)
 def study(params: Params | None = None, profile: str | None = None,
-          params_file: str | None = None) -> dict[str, str]:
-    """Run the study end to end and return where its outputs are."""
+          params_file: str | None = None, until: list[str] | None = None) -> dict[str, str]:
+    """Run the study end to end and return where its outputs are.
+
+    ``until``: run only these stages and the stages they read from, directly or not (what
+    ``dvc repro STAGE ...`` runs), e.g. ``["retrieval"]`` for the EntityQuestions retrieval
+    and what it needs; the default runs every stage the configuration enables."""
     params = resolve(params, profile, params_file)
     layout = Layout(params)
     machine = machine_speed()  # the machine's speed today: wall times compare only with it
@@ -124,6 +150,9 @@ def study(params: Params | None = None, profile: str | None = None,
               f"not on {params.orchestration.task_runner}")
     clock = StageClock(concurrent_stages=workers)
     stages = [one for one in STAGES if one.when(params)]
+    if until:
+        stages = with_upstream(stages, until)
+        print(f"stages up to {', '.join(until)}: {', '.join(one.name for one in stages)}")
     if workers > 1:
         run_concurrently(stages, params, clock, workers)
     else:
@@ -138,22 +167,9 @@ def study(params: Params | None = None, profile: str | None = None,
           f"machine: {machine['cpu']}, {machine['cores']} cores, float32 matmul "
           f"{machine['matmul_gflops']} GFLOP/s at the start, "
           f"{machine['matmul_gflops_end']} at the end ({machine['torch_threads']} threads)")
-    outputs = {
-        "questions": str(layout.eq_dataset),
-        "EQ summary": str(layout.eq_summary),
-        **{f"{name} results": str(layout.retrieval_results(name))
-           for name in params.retrieval.retrievers},
-        **{f"{name} top-k": str(layout.retrieval_report(name))
-           for name in params.retrieval.retrievers},
-        "comparison": str(layout.retrieval_comparison_report),
-        "figure": str(layout.retrieval_accuracy_plot),
-        "paraphrased sets": str(layout.paraphrase_test_sets),
-        "paraphrase report": str(layout.paraphrase_report),
-        "metrics": str(params.paths.metrics),
-        "report": str(layout.report_html),
-        "timings": str(layout.study_timings),
-        "timeline": str(layout.study_timeline),
-    }
+    ran = {one.name for one in stages}
+    outputs = {label: str(path) for label, (stage, path) in study_outputs(params).items()
+               if stage is None or stage in ran}
     for name, path in outputs.items():
         print(f"{name:>15}: {Path(path).resolve()}")
     return outputs

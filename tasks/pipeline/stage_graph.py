@@ -69,3 +69,25 @@ def stage_priorities(stages: Sequence[Stage]) -> dict[str, int]:
     remaining = remaining_path_s(stages)
     return {stage.name: round(remaining[stage.name] * 10) * len(stages) + len(stages) - position
             for position, stage in enumerate(stages)}
+
+
+def with_upstream(stages: Sequence[Stage], targets: Sequence[str]) -> list[Stage]:
+    """The ``targets`` and every stage they wait for, directly or not, in ``stages`` order:
+    what ``dvc repro TARGET ...`` runs of the ``dvc.yaml`` generated from the same registry.
+
+    ``stages`` are those the configuration runs; a target outside them is an error that names
+    them (an unknown stage, or one the configuration switches off)."""
+    names = [stage.name for stage in stages]
+    unknown = [target for target in targets if target not in names]
+    if unknown:
+        raise ValueError(f"no stage {unknown[0]!r} in this configuration's study; expected one "
+                         f"of {names}")
+    edges = upstream_stages(stages)
+    wanted: set[str] = set()
+    todo = list(targets)
+    while todo:
+        name = todo.pop()
+        if name not in wanted:
+            wanted.add(name)
+            todo.extend(edges[name])
+    return [stage for stage in stages if stage.name in wanted]

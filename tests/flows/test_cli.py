@@ -52,3 +52,9 @@ def test_parse_overrides():
     assert parse_overrides(["a.b=1", "c=x", "d=[1, 2]"]) == {"a.b": 1, "c": "x", "d": [1, 2]}
     with pytest.raises(typer.BadParameter):
         parse_overrides(["novalue"])
+
+
+def test_run_until_an_unknown_stage_exits_2_naming_the_stages():
+    result = runner.invoke(app, ["run", "--until", "retreival"])
+    assert result.exit_code == 2
+    assert "unknown stage 'retreival'" in result.output and "'retrieval'" in result.output

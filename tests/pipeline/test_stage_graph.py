@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.pipeline.stage_graph import remaining_path_s, stage_priorities, upstream_stages
+from tasks.pipeline.stage_graph import (
+    remaining_path_s,
+    stage_priorities,
+    upstream_stages,
+    with_upstream,
+)
 from tasks.pipeline.stages import STAGES, Stage
 
 
@@ -107,3 +112,26 @@ def test_each_configured_augmentation_kind_is_a_stage_of_the_study():
     smoke = upstream_stages([s for s in STAGES if s.name in run["smoke"]])
     assert "augment_non_adversarial" in smoke["reader_augmentation"]
     assert "augment_adversarial" not in smoke["reader_augmentation"]
+
+
+def test_a_partial_study_runs_its_targets_and_everything_they_read():
+    """`qastress run --until`: the targets and their transitive upstream, in registry order."""
+    stages = [_toy("root", 1), _toy("short", 2, ("root",)), _toy("long", 10, ("root",)),
+              _toy("tail", 5, ("long",)), _toy("end", 0.5, ("short", "tail"))]
+    assert [s.name for s in with_upstream(stages, ["tail"])] == ["root", "long", "tail"]
+    assert [s.name for s in with_upstream(stages, ["tail", "short"])] == [
+        "root", "short", "long", "tail"]
+    assert [s.name for s in with_upstream(stages, ["end"])] == [s.name for s in stages]
+    assert [s.name for s in with_upstream(STAGES, ["retrieval"])] == [
+        "demo_world", "bm25_index", "entity_questions", "train_retriever", "retrieval"]
+    # the paraphrase branch does not wait for the EntityQuestions one
+    readers = {s.name for s in with_upstream(STAGES, ["readers"])}
+    assert readers == {"demo_world", "paraphrase", "train_reader", "readers"}
+
+
+def test_a_partial_study_of_a_stage_that_does_not_run_is_an_error():
+    with pytest.raises(ValueError, match="no stage 'retreival'.*expected one of"):
+        with_upstream(STAGES, ["retreival"])
+    without_world = [s for s in STAGES if s.name != "demo_world"]  # real data
+    with pytest.raises(ValueError, match="no stage 'demo_world'"):
+        with_upstream(without_world, ["demo_world"])
