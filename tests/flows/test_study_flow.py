@@ -3,8 +3,9 @@
 One flow run end to end, then a second run of the same configuration that must be served from
 Prefect's cache (every cached task in state ``Cached``), checked through the Prefect API
 (``two_runs``, tests/flows/conftest.py). Its outputs are also the reference of the last test:
-`qastress run` (the real command, in a process group with its own temporary Prefect API) killed
-twice and resumed must write the same report and metrics, byte for byte. The kill test lives in
+`qastress run --until retrieval` (the real command, in a process group with its own temporary
+Prefect API) killed twice and resumed must write the same outputs, byte for byte (the whole
+study the same way with ``-m slow``). The kill test lives in
 this file so that it shares the one uninterrupted study (pytest-xdist's ``--dist loadfile``
 gives a file's tests to one worker) instead of running a second one of its own.
 """
@@ -20,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 from prefect_runs import settled_task_states, task_states
 
@@ -207,12 +209,15 @@ def _env(root: Path) -> dict[str, str]:
     return env
 
 
-def _study(params_file: Path, root: Path, kill_when: Path | None = None,
+def _study(params_file: Path, root: Path, until: list[str], kill_when: Path | None = None,
            timeout: float = 900) -> int:
-    """Run `qastress run`; SIGKILL its process group once ``kill_when`` exists."""
+    """Run `qastress run [--until STAGE]`; SIGKILL its process group once ``kill_when``
+    exists."""
     log = (root / "log.txt").open("a")
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "qastress"), "run", "--params",
-                             str(params_file)], cwd=PROJECT_ROOT, env=_env(root), stdout=log,
+    args = [str(Path(sys.executable).parent / "qastress"), "run", "--params", str(params_file)]
+    for stage in until:
+        args += ["--until", stage]
+    proc = subprocess.Popen(args, cwd=PROJECT_ROOT, env=_env(root), stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + timeout
     try:
@@ -238,15 +243,23 @@ def _files(folder: Path) -> dict[str, bytes]:
             if p.is_file()}
 
 
+@pytest.mark.parametrize("until", [
+    pytest.param(["retrieval"], id="until-retrieval"),
+    pytest.param([], id="whole-study", marks=pytest.mark.slow)])
 def test_sigkill_at_two_points_then_rerun_gives_the_same_outputs(two_runs, smoke_params,
-                                                                  tmp_path):
+                                                                  tmp_path, until):
     """Kill `qastress run` (process group, SIGKILL, Prefect's temporary API included) once the
     BM25 index is complete, kill the rerun once the BM25 retrieval metrics exist, run again:
-    only unfinished work is redone, and the report and every metrics file equal those of the
+    only unfinished work is redone, and every output the runs wrote equals that of the
     uninterrupted study byte for byte. The runs use the uninterrupted study's own paths (its
     metrics name them, the report holds their sha256), its outputs moved aside meanwhile and
     put back afterwards. The stages run side by side, as in the uninterrupted study, so a kill
-    also hits whatever stage ran beside the one awaited."""
+    also hits whatever stage ran beside the one awaited.
+
+    By default the runs go `--until retrieval`: the stages both kills fall in and those beside
+    them (demo world, BM25 index, EntityQuestions, DPR training, retrieval), in a third of the
+    whole study's time. ``-m slow`` runs the whole study the same way and compares its report
+    too."""
     from tasks.config import load_params
 
     raw = yaml.safe_load((PROJECT_ROOT / "params.yaml").read_text(encoding="utf-8"))
@@ -261,13 +274,13 @@ def test_sigkill_at_two_points_then_rerun_gives_the_same_outputs(two_runs, smoke
         getattr(smoke_params.paths, name).rename(aside / name)
     try:
         first_kill = layout.bm25_index / "manifest.json"
-        assert _study(params_file, tmp_path, kill_when=first_kill) == -signal.SIGKILL
-        assert not layout.report_html.exists()
+        assert _study(params_file, tmp_path, until, kill_when=first_kill) == -signal.SIGKILL
+        assert not layout.retrieval_metrics("bm25").exists()
         done_before = [layout.raw / "manifest.json", first_kill]
         stamps = _stamps(done_before)
 
         second_kill = layout.retrieval_metrics("bm25")
-        assert _study(params_file, tmp_path, kill_when=second_kill) == -signal.SIGKILL
+        assert _study(params_file, tmp_path, until, kill_when=second_kill) == -signal.SIGKILL
         assert not layout.report_html.exists()
         world = str(done_before[0])  # the finished demo world was not written again (the index
         # may be: a kill between its manifest and the task's completion leaves it unfinished)
@@ -276,11 +289,25 @@ def test_sigkill_at_two_points_then_rerun_gives_the_same_outputs(two_runs, smoke
                        layout.bm25_index / "manifest.json"]
         stamps = _stamps(done_before)
 
-        assert _study(params_file, tmp_path) == 0, (tmp_path / "log.txt").read_text()[-3000:]
+        assert _study(params_file, tmp_path, until) == 0, \
+            (tmp_path / "log.txt").read_text()[-3000:]
         assert _stamps(done_before) == stamps  # demo world, questions, BM25 index: kept
-        assert _files(smoke_params.paths.metrics) == _files(aside / "metrics")
-        assert layout.report_html.read_bytes() == (
-            aside / "reports" / layout.report_html.name).read_bytes()
+        # every metrics file, report and plot the runs wrote, and the retrieval results
+        wrote = {name: _files(getattr(smoke_params.paths, name))
+                 for name in ("metrics", "reports", "plots")}
+        assert {f"retrieval_{r}.json" for r in smoke_params.retrieval.retrievers} <= set(
+            wrote["metrics"])
+        for name, files in wrote.items():
+            reference = _files(aside / name)
+            assert files == {f: reference.get(f) for f in files}, name
+        retrieval = layout.retrieval_results("bm25").parent
+        assert _files(retrieval) == _files(aside / "results" / retrieval.name)
+        if not until:
+            assert set(wrote["metrics"]) == set(_files(aside / "metrics"))
+            assert layout.report_html.read_bytes() == (
+                aside / "reports" / layout.report_html.name).read_bytes()
+        else:
+            assert not layout.report_html.exists()  # only the stages up to the target ran
     finally:  # the other tests of this file read the uninterrupted study's outputs
         for name in PATH_NAMES:
             shutil.rmtree(getattr(smoke_params.paths, name), ignore_errors=True)
