@@ -32,6 +32,7 @@ from typing import Any
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import wait
+from prefect.transactions import CommitMode, transaction
 
 from flows._params import resolve
 from tasks.config import OrchestrationConfig, Params
@@ -53,9 +54,14 @@ def flow_at(path: str) -> Any:
 @task(name="stage", task_run_name="{name}", cache_policy=NO_CACHE)
 def run_stage(name: str, flow_path: str, params: Params, origin: float) -> StageTime:
     """Run stage ``name``'s flow (``module:attribute``) in this process and time it on the
-    study's clock (``origin``: the study's start). Not cached itself: its flow's tasks are."""
+    study's clock (``origin``: the study's start). Not cached itself: its flow's tasks are.
+
+    The flow runs in an eager transaction: every task of it writes its cache record as it
+    completes. Inside this task's own transaction the records would wait for the whole stage
+    to end (Prefect commits nested transactions with their parent), so a study killed in the
+    middle of a stage would redo all of that stage's finished tasks."""
     clock = StageClock(origin=origin)
-    with clock.stage(name):
+    with clock.stage(name), transaction(commit_mode=CommitMode.EAGER):
         flow_at(flow_path)(params=params)
     return clock.stages[0]
 

@@ -285,13 +285,17 @@ def test_sigkill_at_two_points_then_rerun_gives_the_same_outputs(two_runs, smoke
         world = str(done_before[0])  # the finished demo world was not written again (the index
         # may be: a kill between its manifest and the task's completion leaves it unfinished)
         assert _stamps(done_before[:1]) == {world: stamps[world]}
+        # ... and the runs the killed retrieval stage had finished (its tasks' cache records
+        # are written as each completes, not when the stage ends)
         done_before = [layout.raw / "manifest.json", layout.questions_table,
-                       layout.bm25_index / "manifest.json"]
+                       layout.bm25_index / "manifest.json",
+                       layout.retrieval_results("bm25") / "test.trec",
+                       layout.retrieval_results("dense") / "test.trec"]
         stamps = _stamps(done_before)
 
         assert _study(params_file, tmp_path, until) == 0, \
             (tmp_path / "log.txt").read_text()[-3000:]
-        assert _stamps(done_before) == stamps  # demo world, questions, BM25 index: kept
+        assert _stamps(done_before) == stamps  # world, questions, BM25 index, runs: kept
         # every metrics file, report and plot the runs wrote, and the retrieval results
         wrote = {name: _files(getattr(smoke_params.paths, name))
                  for name in ("metrics", "reports", "plots")}
