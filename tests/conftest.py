@@ -43,6 +43,27 @@ def smoke_params(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def quick_demo_taggers(smoke_params, tmp_path_factory, worker_id):
+    """The quick Flair demo taggers of the smoke world, trained once for the whole test run:
+    the xdist workers share them through the run's common temp directory (under a file lock,
+    pytest-xdist's recipe for a session fixture that runs once); the others read them back
+    (:func:`tasks.demo.taggers.train_demo_taggers` reuses taggers trained from the same
+    inputs). About a minute of training on 2 cores, which two test files need."""
+    from filelock import FileLock
+
+    from models.flair_taggers import QUICK_CONFIGS
+    from tasks.demo.taggers import QUICK_CORPUS_OPTIONS, train_demo_taggers
+
+    root = tmp_path_factory.getbasetemp()
+    if worker_id != "master":  # pytest-xdist: popen-gwN/ inside the run's directory
+        root = root.parent
+    out = root / "flair-demo-taggers"
+    with FileLock(str(out) + ".lock"):
+        return train_demo_taggers(smoke_params.demo_world, out, configs=QUICK_CONFIGS,
+                                  corpus_options=QUICK_CORPUS_OPTIONS)
+
+
+@pytest.fixture(scope="session")
 def smoke_world(smoke_params):
     """The smoke demo world written once for the session; returns the params that point at it."""
     from tasks.demo import generate_demo_world

@@ -12,7 +12,6 @@ import pytest
 
 from models.flair_taggers import (
     DEFAULT_COLUMNS,
-    QUICK_CONFIGS,
     TaggerTrainConfig,
     TaggerUnavailableError,
     build_embeddings,
@@ -21,7 +20,6 @@ from models.flair_taggers import (
     load_tagger,
     train_tagger,
 )
-from tasks.demo.taggers import QUICK_CORPUS_OPTIONS, train_demo_taggers
 from tasks.demo.tagging_sentences import build_demo_tagging_corpus
 
 HELD_OUT = ["Ana Lee was born in Dublin, Ireland on 3 May 1950.",
@@ -65,12 +63,10 @@ def tiny_corpus(smoke_params, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def demo_taggers(smoke_params, tmp_path_factory):
-    """The quick demo taggers (shared with the adversarial tests through the base temp dir)."""
-    return train_demo_taggers(smoke_params.demo_world,
-                              tmp_path_factory.getbasetemp() / "flair-demo-taggers",
-                              configs=QUICK_CONFIGS,
-                              corpus_options=QUICK_CORPUS_OPTIONS)
+def demo_taggers(quick_demo_taggers):
+    """The quick demo taggers (tests/conftest.py: trained once, shared with the adversarial
+    suggestion tests)."""
+    return quick_demo_taggers
 
 
 def _predictions(tagger, texts):

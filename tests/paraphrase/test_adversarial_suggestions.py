@@ -187,16 +187,12 @@ def test_batch_api_tags_each_context_once(tmp_path):
     assert [s["text"] for s in rows[0]["suggestions"]] == results[0].texts
 
 
-def test_with_trained_demo_taggers(smoke_params, tmp_path_factory):
+def test_with_trained_demo_taggers(quick_demo_taggers):
     """The offline demo taggers end to end, on sentences written like the demo's templates
     (names unseen in training)."""
-    from models.flair_taggers import QUICK_CONFIGS, load_tagger
-    from tasks.demo.taggers import QUICK_CORPUS_OPTIONS, train_demo_taggers
+    from models.flair_taggers import load_tagger
 
-    taggers = train_demo_taggers(smoke_params.demo_world,
-                                 tmp_path_factory.getbasetemp() / "flair-demo-taggers",
-                                 configs=QUICK_CONFIGS,
-                                 corpus_options=QUICK_CORPUS_OPTIONS)
+    taggers = quick_demo_taggers
     ner, chunker = load_tagger(taggers.ner.model_path), load_tagger(taggers.chunk.model_path)
     context = ("Ana Lee was born in Dublin, Ireland on 3 May 1950. "
                "Ana Lee studied at University of Oslo. "
@@ -214,16 +210,12 @@ def test_with_trained_demo_taggers(smoke_params, tmp_path_factory):
         assert "Dublin" not in suggestion.text
 
 
-def test_batch_on_the_smoke_worlds_squad_dev(smoke_world, tmp_path_factory):
+def test_batch_on_the_smoke_worlds_squad_dev(smoke_world, quick_demo_taggers):
     """The batch API over the demo world's own SQuAD file (its prose, not our templates)."""
-    from models.flair_taggers import QUICK_CONFIGS, load_tagger
-    from tasks.demo.taggers import QUICK_CORPUS_OPTIONS, train_demo_taggers
+    from models.flair_taggers import load_tagger
     from tasks.io.squad import read_squad
 
-    taggers = train_demo_taggers(smoke_world.demo_world,
-                                 tmp_path_factory.getbasetemp() / "flair-demo-taggers",
-                                 configs=QUICK_CONFIGS,
-                                 corpus_options=QUICK_CORPUS_OPTIONS)
+    taggers = quick_demo_taggers
     ner, chunker = load_tagger(taggers.ner.model_path), load_tagger(taggers.chunk.model_path)
     questions = list(read_squad(smoke_world.raw_path("squad_dev")).questions())
     results = suggest_for_questions(questions, ner, chunker)
