@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from flows.cli_checks import check_scores, dag_app
-from tasks.pipeline.stages import flows_by_command
+from tasks.pipeline.stages import STAGES, flows_by_command
 
 app = typer.Typer(
     help="qastress: stress-test QA systems. EntityQuestions retrieval (BM25 vs dense) and "
@@ -107,8 +107,6 @@ UntilOpt = Annotated[list[str] | None, typer.Option(
 def run(profile: ProfileOpt = None, params: ParamsOpt = None, set_: SetOpt = None,
         until: UntilOpt = None) -> None:
     """Run the whole study (the main job) and print where its results are."""
-    from tasks.pipeline.stages import STAGES
-
     names = [one.name for one in STAGES]
     for target in until or []:
         if target not in names:
