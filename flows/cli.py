@@ -112,8 +112,7 @@ def run(profile: ProfileOpt = None, params: ParamsOpt = None, set_: SetOpt = Non
         if target not in names:
             raise typer.BadParameter(f"unknown stage {target!r}; expected one of {names}",
                                      param_hint="--until")
-    run_flow("study", profile, params, parse_overrides(set_),
-             **({"until": list(until)} if until else {}))
+    run_flow("study", profile, params, parse_overrides(set_), until=until or None)
 
 
 @app.command()
