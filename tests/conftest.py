@@ -72,13 +72,13 @@ def smoke_world(smoke_params):
     return smoke_params
 
 
-#: The test files that take longest, longest first (seconds in Session 31's CI on 2 cores,
+#: The test files that take longest, longest first (seconds in Session 32's CI on 2 cores,
 #: side by side). They are handed to the test workers first, so they start at once on
 #: different workers and the short files fill in around them; in xdist's own order (files with
 #: the most tests first) the `dvc repro` file could start 17 minutes into the run and end it
 #: alone.
-LONGEST_FILES = ("tests/flows/test_dvc_repro.py",      # ~1,000: the DAG through `dvc repro`
-                 "tests/flows/test_study_flow.py",     # ~730: the study twice, kill-and-resume
+LONGEST_FILES = ("tests/flows/test_study_flow.py",     # ~730: the study twice, kill-and-resume
+                 "tests/flows/test_dvc_repro.py",      # ~340: `dvc repro retrieval`, exp, push
                  "tests/flows/test_prefect_server.py")  # ~310: a server, deploy, serve
 
 
