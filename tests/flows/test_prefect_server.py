@@ -146,8 +146,10 @@ def test_prefect_yaml_deployment_runs_on_a_process_worker(server, cli_run):
 
 def test_qastress_serve_serves_every_flow(server, cli_run):
     env = server["client_env"]
+    # the runner looks for scheduled runs every second instead of every 10 (Prefect's default)
+    serve_env = dict(server["env"], PREFECT_RUNNER_POLL_FREQUENCY="1")
     serve = subprocess.Popen([str(BIN / "qastress"), "serve", "--params", str(server["params"]),
-                              "--profile", "smoke"], cwd=PROJECT_ROOT, env=server["env"],
+                              "--profile", "smoke"], cwd=PROJECT_ROOT, env=serve_env,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              start_new_session=True)
     try:

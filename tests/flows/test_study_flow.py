@@ -3,9 +3,9 @@
 One flow run end to end, then a second run of the same configuration that must be served from
 Prefect's cache (every cached task in state ``Cached``), checked through the Prefect API
 (``two_runs``, tests/flows/conftest.py). Its outputs are also the reference of the last test:
-`qastress run --until retrieval` (the real command, in a process group with its own temporary
-Prefect API) killed twice and resumed must write the same outputs, byte for byte (the whole
-study the same way with ``-m slow``). The kill test lives in
+`qastress run --until retrieval` (the real command, in a process group of its own, reporting to
+the suite's test API) killed twice and resumed must write the same outputs, byte for byte (the
+whole study the same way with ``-m slow``). The kill test lives in
 this file so that it shares the one uninterrupted study (pytest-xdist's ``--dist loadfile``
 gives a file's tests to one worker) instead of running a second one of its own.
 """
@@ -204,8 +204,15 @@ def test_every_registry_output_exists_after_the_study(two_runs, smoke_params):
 
 
 def _env(root: Path) -> dict[str, str]:
+    """The environment of `qastress run`: Prefect's home in the test's folder, and the suite's
+    test API as the API the run reports to (as a user's runs report to `qastress server up`):
+    a temporary API of its own would take 10-50 s to start on 2 cores, three times over. Its
+    start, retries and shutdown are tested in test_temporary_api.py."""
+    from prefect.settings import PREFECT_API_URL
+
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env["PREFECT_HOME"] = str(root / "prefect-home")  # this test's own Prefect database
+    env["PREFECT_HOME"] = str(root / "prefect-home")
+    env["PREFECT_API_URL"] = PREFECT_API_URL.value()  # the session's (conftest.prefect_api)
     return env
 
 
@@ -248,8 +255,8 @@ def _files(folder: Path) -> dict[str, bytes]:
     pytest.param([], id="whole-study", marks=pytest.mark.slow)])
 def test_sigkill_at_two_points_then_rerun_gives_the_same_outputs(two_runs, smoke_params,
                                                                   tmp_path, until):
-    """Kill `qastress run` (process group, SIGKILL, Prefect's temporary API included) once the
-    BM25 index is complete, kill the rerun once the BM25 retrieval metrics exist, run again:
+    """Kill `qastress run` (its process group, SIGKILL) once the BM25 index is complete,
+    kill the rerun once the BM25 retrieval metrics exist, run again:
     only unfinished work is redone, and every output the runs wrote equals that of the
     uninterrupted study byte for byte. The runs use the uninterrupted study's own paths (its
     metrics name them, the report holds their sha256), its outputs moved aside meanwhile and
