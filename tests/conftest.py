@@ -77,9 +77,9 @@ def smoke_world(smoke_params):
 #: different workers and the short files fill in around them; in xdist's own order (files with
 #: the most tests first) the `dvc repro` file could start 17 minutes into the run and end it
 #: alone.
-LONGEST_FILES = ("tests/flows/test_study_flow.py",     # ~730: the study twice, kill-and-resume
-                 "tests/flows/test_dvc_repro.py",      # ~340: `dvc repro retrieval`, exp, push
-                 "tests/flows/test_prefect_server.py")  # ~310: a server, deploy, serve
+LONGEST_FILES = ("tests/flows/test_study_flow.py",     # ~700: the study twice, kill-and-resume
+                 "tests/flows/test_dvc_repro.py",      # ~470: `dvc repro retrieval`, exp, push
+                 "tests/flows/test_prefect_server.py")  # ~290: a server, deploy, serve
 
 
 def pytest_collection_modifyitems(config, items):

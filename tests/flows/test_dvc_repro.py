@@ -142,9 +142,10 @@ def test_outputs_round_trip_through_a_local_remote(dvc_project, reproduced, tmp_
 def test_editing_a_module_makes_exactly_the_stages_that_import_it_stale(dvc_project,
                                                                         reproduced):
     """Code deps come from the flows' imports, direct or not: of the five stages, the top-k
-    metric module reaches the EntityQuestions flow (it searches BM25 for DPR's hard negatives)
-    and the retrieval flow; the demo world's package data only the world's stage; a module that
-    only the paraphrased-retrieval flow imports none of them."""
+    metric module reaches the EntityQuestions flow (its DPR training JSON looks up the BM25
+    hard negatives through tasks/retrieval/evaluate.py) and the retrieval flow; the demo
+    world's package data only the world's stage; a module that only the paraphrased-retrieval
+    flow imports none of them."""
     cases = {"tasks/evaluation/topk.py": {"entity_questions", "retrieval"},
              "tasks/demo/data/prose.json": {"demo_world"},
              "tasks/retrieval/paraphrased.py": set()}

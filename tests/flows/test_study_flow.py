@@ -256,9 +256,9 @@ def _files(folder: Path) -> dict[str, bytes]:
 def test_sigkill_at_two_points_then_rerun_gives_the_same_outputs(two_runs, smoke_params,
                                                                   tmp_path, until):
     """Kill `qastress run` (its process group, SIGKILL) once the BM25 index is complete,
-    kill the rerun once the BM25 retrieval metrics exist, run again:
-    only unfinished work is redone, and every output the runs wrote equals that of the
-    uninterrupted study byte for byte. The runs use the uninterrupted study's own paths (its
+    kill the rerun once the BM25 retrieval metrics exist, run again: only unfinished work is
+    redone, and every output the runs wrote equals that of the uninterrupted study byte for
+    byte. The runs use the uninterrupted study's own paths (its
     metrics name them, the report holds their sha256), its outputs moved aside meanwhile and
     put back afterwards. The stages run side by side, as in the uninterrupted study, so a kill
     also hits whatever stage ran beside the one awaited.
