@@ -62,13 +62,6 @@ def tiny_corpus(smoke_params, tmp_path_factory):
     return out
 
 
-@pytest.fixture(scope="module")
-def demo_taggers(quick_demo_taggers):
-    """The quick demo taggers (tests/conftest.py: trained once, shared with the adversarial
-    suggestion tests)."""
-    return quick_demo_taggers
-
-
 def _predictions(tagger, texts):
     from flair.data import Sentence
 
@@ -203,11 +196,11 @@ def test_hub_names_and_bad_paths_offline(tmp_path):
         load_tagger(tmp_path / "junk.pt")
 
 
-def test_demo_taggers_accuracy_on_held_out_sentences(demo_taggers):
+def test_demo_taggers_accuracy_on_held_out_sentences(quick_demo_taggers):
     """Held-out sentences name subjects never seen in training (split by subject)."""
-    assert demo_taggers.ner.test_f1 >= 0.65, demo_taggers.ner
-    assert demo_taggers.chunk.test_f1 >= 0.9, demo_taggers.chunk
-    assert set(demo_taggers.ner.labels) >= {"PERSON", "GPE", "ORG", "WORK_OF_ART", "DATE"}
-    ner = load_tagger(demo_taggers.ner.model_path)
+    assert quick_demo_taggers.ner.test_f1 >= 0.65, quick_demo_taggers.ner
+    assert quick_demo_taggers.chunk.test_f1 >= 0.9, quick_demo_taggers.chunk
+    assert set(quick_demo_taggers.ner.labels) >= {"PERSON", "GPE", "ORG", "WORK_OF_ART", "DATE"}
+    ner = load_tagger(quick_demo_taggers.ner.model_path)
     [spans] = _predictions(ner, HELD_OUT[:1])
     assert ("Dublin", "GPE") in [(text, label) for text, label, _ in spans]
