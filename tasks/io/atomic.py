@@ -3,11 +3,17 @@
 Every artifact is first written to a temporary file in the same directory and then renamed
 into place (``os.replace`` is atomic on POSIX), so a crash leaves either the old file or
 nothing, never a truncated file that later looks complete.
+
+A temporary is a hidden sibling named ``.NAME.PID.XXXXXXXX.tmp`` after the target and the
+writing process. A writer killed outright (SIGKILL) leaves its temporary behind; the next
+writer of the same target removes the temporaries whose process no longer runs
+(:func:`remove_stale_temporaries`), so a rerun after a kill leaves no trace of it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -26,7 +32,9 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     binary = "b" in mode
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    remove_stale_temporaries(path)
+    fd, tmp_name = tempfile.mkstemp(prefix=temporary_prefix(path), suffix=".tmp",
+                                    dir=path.parent)
     try:
         with os.fdopen(fd, mode, encoding=None if binary else encoding,
                        newline=None if binary else newline) as handle:
@@ -49,7 +57,8 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    remove_stale_temporaries(path)
+    tmp = Path(tempfile.mkdtemp(prefix=temporary_prefix(path), suffix=".tmp", dir=path.parent))
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp's 0700 -> what mkdir() would give
@@ -64,6 +73,51 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
     except BaseException:
         _rmtree(tmp)
         raise
+
+
+def temporary_prefix(path: str | Path) -> str:
+    """The name prefix of this process's temporaries for ``path``: ``.NAME.PID.``."""
+    return f".{Path(path).name}.{os.getpid()}."
+
+
+def remove_stale_temporaries(path: str | Path) -> int:
+    """Remove the temporaries of ``path`` (files or directories) that writers no longer
+    running left behind; return how many were removed.
+
+    A temporary whose writer still runs (this process included) is kept, and so is one whose
+    name holds no process id (not written by :func:`atomic_write` or :func:`atomic_dir`).
+    """
+    path = Path(path)
+    prefix = temporary_prefix(path).rsplit(".", 2)[0] + "."  # ".NAME."
+    removed = 0
+    for stale in path.parent.glob(glob.escape(prefix) + "*.tmp"):
+        pid = stale.name[len(prefix):].split(".", 1)[0]
+        if not pid.isdigit() or _running(int(pid)):
+            continue
+        if stale.is_dir():
+            _rmtree(stale)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                stale.unlink()
+        removed += 1
+    return removed
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (a zombie, killed but not yet reaped,
+    does not)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    with contextlib.suppress(OSError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return fields[0] != "Z"
+    return True
 
 
 def _umask() -> int:

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from tasks.io.atomic import remove_stale_temporaries, temporary_prefix
 from tasks.io.errors import SkipCounter
 from tasks.io.ppdb import iter_ppdb_rules
 
@@ -72,7 +73,8 @@ def build_ppdb_table(ppdb_path: str | Path, table_path: str | Path, min_score: f
     table_path.parent.mkdir(parents=True, exist_ok=True)
     skips = SkipCounter(str(ppdb_path))
     counts = {"rules": 0, "kept": 0, "below_threshold": 0, "nonterminal": 0, "identical": 0}
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{table_path.name}.", suffix=".tmp",
+    remove_stale_temporaries(table_path)
+    fd, tmp_name = tempfile.mkstemp(prefix=temporary_prefix(table_path), suffix=".tmp",
                                     dir=table_path.parent)
     os.close(fd)
     try:

@@ -17,7 +17,6 @@ finished shards is :mod:`tasks.retrieval.faiss_index`.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import logging
@@ -146,14 +145,6 @@ def write_shard(shard: Path, vectors: np.ndarray, ids: Sequence[str], meta: dict
     return shard_record(shard, full)
 
 
-def _remove_stale_temporaries(shard: Path) -> None:
-    """Temporary files a killed writer of this shard left behind."""
-    for name in (shard.name, ids_path(shard).name):
-        for stale in shard.parent.glob(f".{name}.*.tmp"):
-            with contextlib.suppress(OSError):
-                stale.unlink()
-
-
 def encode_shard(passages_tsv: Path, start: int, end: int, shard_path: Path,
                  spec: EncoderSpec, batch_size: int = 64, device: str = "auto",
                  bf16: bool = False, progress: bool = False,
@@ -172,7 +163,6 @@ def encode_shard(passages_tsv: Path, start: int, end: int, shard_path: Path,
     if record is not None:
         log.info("%s: finished, skipped", shard.name)
         return record
-    _remove_stale_temporaries(shard)
     passages = read_passage_range(passages_tsv, start, end)
     encoder = load_encoder(spec, device)
     vectors = encoder.encode_passages([p.title for p in passages], [p.text for p in passages],
