@@ -63,11 +63,20 @@ def check_scores(
         "the expected numbers; tolerances and ignored keys are kept).")] = False,
     show_all: Annotated[bool, typer.Option(
         "--all", help="List every number, not only those that are not equal.")] = False,
+    machine: Annotated[str | None, typer.Option(
+        "--machine", help="The CPU model name whose machine variant of the expected file "
+        "applies (`<profile>@<name>.yaml` beside it, matched by its `machine` glob); default: "
+        "this machine's (/proc/cpuinfo). `--machine none` checks the base file alone.")] = None,
 ) -> None:
     """Compare metrics/*.json with the profile's expected scores: each number is equal, within
     tolerance or regressed (either way); missing and new numbers are listed. Exit 1 unless all
-    are equal or within tolerance."""
+    are equal or within tolerance.
+
+    Trainings round differently on another CPU family: where a machine variant of the expected
+    file matches this machine's CPU, its numbers replace the base file's, and `--update` rewrites
+    the variant (the numbers this run gives differently from the base) and not the base."""
     from tasks.config import ParamsError, load_params
+    from tasks.pipeline.machine_speed import cpu_model
     from tasks.scores.compare import compare, passed, render_findings
     from tasks.scores.expected import (
         ExpectedScoresError,
@@ -75,6 +84,12 @@ def check_scores(
         load_expected,
         updated_expected,
         write_expected,
+    )
+    from tasks.scores.machine_variants import (
+        updated_variant,
+        variant_for,
+        with_variant,
+        write_variant,
     )
     from tasks.scores.metrics import MetricsError, read_metrics
 
@@ -85,9 +100,21 @@ def check_scores(
         raise typer.Exit(2) from None
     path = expected or expected_path(resolved.profile)
     metrics_dir = metrics or resolved.paths.metrics
+    cpu = cpu_model() if machine is None else machine
     try:
         actual = read_metrics(metrics_dir)
         previous = load_expected(path) if path.is_file() else None
+        variant = (variant_for(path, cpu) if previous is not None and cpu != "none"
+                   else None)
+        if update and variant is not None:
+            typer.echo(render_findings(compare(with_variant(previous, variant), actual),
+                                       show_all=show_all))
+            variant = updated_variant(previous, variant, actual)
+            write_variant(variant, cpu)
+            typer.echo(f"updated {variant.path} from {metrics_dir}: the machine variant for CPUs "
+                       f"matching {variant.machine!r}, {len(variant.scores)} numbers that differ "
+                       f"from {path.name}; {path.name} (pinned on another machine) is unchanged")
+            return
     except (MetricsError, ExpectedScoresError) as exc:
         typer.secho(str(exc), fg="red", err=True)
         raise typer.Exit(2) from None
@@ -102,8 +129,16 @@ def check_scores(
                     f"{resolved.profile} run, create them with `qastress check-scores --profile "
                     f"{resolved.profile} --update`", fg="red", err=True)
         raise typer.Exit(2)
+    if variant is not None:
+        try:
+            previous = with_variant(previous, variant)
+        except ExpectedScoresError as exc:
+            typer.secho(str(exc), fg="red", err=True)
+            raise typer.Exit(2) from None
     findings = compare(previous, actual)
-    typer.echo(f"{metrics_dir} vs {path}")
+    typer.echo(f"{metrics_dir} vs {path}" + (
+        f" with its machine variant {variant.path.name} ({len(variant.scores)} numbers; CPU "
+        f"{cpu!r} matches {variant.machine!r})" if variant is not None else ""))
     typer.echo(render_findings(findings, show_all=show_all))
     if not passed(findings):
         typer.secho("scores differ from the expected ones: fix the regression, or update the "
