@@ -88,11 +88,13 @@ def remove_stale_temporaries(path: str | Path) -> int:
     name holds no process id (not written by :func:`atomic_write` or :func:`atomic_dir`).
     """
     path = Path(path)
-    prefix = temporary_prefix(path).rsplit(".", 2)[0] + "."  # ".NAME."
+    prefix = f".{path.name}."
     removed = 0
     for stale in path.parent.glob(glob.escape(prefix) + "*.tmp"):
-        pid = stale.name[len(prefix):].split(".", 1)[0]
-        if not pid.isdigit() or _running(int(pid)):
+        # ".NAME.PID.XXXXXXXX.tmp" -> PID, XXXXXXXX (mkstemp's letters, digits, "_"); a longer
+        # rest is another target's (".NAME.1.PID.XXXXXXXX.tmp" belongs to "NAME.1")
+        parts = stale.name[len(prefix):-len(".tmp")].split(".")
+        if len(parts) != 2 or not parts[0].isdigit() or _running(int(parts[0])):
             continue
         if stale.is_dir():
             _rmtree(stale)

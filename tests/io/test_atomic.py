@@ -94,14 +94,19 @@ def test_the_next_writer_removes_what_a_killed_writer_left_and_nothing_else(tmp_
         running.write_text("being written")
         foreign = tmp_path / ".topk.md.notapid.tmp"
         foreign.write_text("someone else's")
+        # a temporary that the killed writer left of another target, "topk.md.<its pid>"
+        other_target = tmp_path / f".topk.md.{killed.pid}.{killed.pid}.abcdefgh.tmp"
+        other_target.write_text("another target's")
         write_json(target, {"v": 1})
         with atomic_dir(index) as building:
             (building / "part").write_text("y")
         assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-            [running.name, foreign.name, "index", "topk.md"])
+            [running.name, foreign.name, other_target.name, "index", "topk.md"])
     finally:
         live.kill()
         live.wait()
         killed.wait()
     assert remove_stale_temporaries(target) == 1  # the live writer is gone now
-    assert not running.exists() and foreign.exists()
+    assert not running.exists() and foreign.exists() and other_target.exists()
+    assert remove_stale_temporaries(tmp_path / f"topk.md.{killed.pid}") == 1
+    assert not other_target.exists()
