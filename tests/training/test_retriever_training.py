@@ -171,3 +171,22 @@ def test_gradient_checkpointing_gives_the_same_training(tiny_bert, tiny_train_js
     plain, checkpointed = runs[False].state_dict(), runs[True].state_dict()
     for name, value in plain.items():
         torch.testing.assert_close(checkpointed[name], value, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("length", [{"max_steps": 6}, {"max_steps": None, "max_epochs": 2}],
+                         ids=["max-steps", "max-epochs"])
+def test_final_train_loss_is_the_last_steps_when_logging_is_sparse(tiny_bert, tiny_train_json,
+                                                                    tiny_config, tmp_path, length):
+    """The module logs the loss only on the steps it records (every `log_every_n_steps`, the
+    first and the last): the run's final train loss is still the last step's, by steps or by
+    epochs (24 questions in batches of 8: 6 steps either way)."""
+    samples = load_samples(tiny_train_json, hard_negatives=1)
+    every_step = fit_biencoder(samples, tiny_bert, tiny_config(**length, log_every_n_steps=1),
+                               tmp_path / "every")
+    sparse = fit_biencoder(samples, tiny_bert, tiny_config(**length, log_every_n_steps=4),
+                           tmp_path / "sparse")
+    last = every_step.state["log_history"][-1]
+    assert last["step"] == sparse.state["global_step"] == 6
+    assert [h["step"] for h in sparse.state["log_history"] if "loss" in h] == [1, 4]
+    assert sparse.state["final_train_loss"] == pytest.approx(last["loss"], abs=1e-6)
+    assert every_step.state["final_train_loss"] == pytest.approx(last["loss"], abs=1e-6)
