@@ -33,7 +33,7 @@ import yaml
 
 from tasks.io.atomic import write_text
 from tasks.scores.compare import PASSING, ExpectedScores, compare
-from tasks.scores.expected import ExpectedScoresError
+from tasks.scores.expected import ExpectedScoresError, load_expected
 from tasks.scores.metrics import Scalar
 
 
@@ -105,8 +105,6 @@ def with_variant(base: ExpectedScores, variant: MachineVariant) -> ExpectedScore
 def expected_on(base: Path, cpu: str) -> ExpectedScores:
     """The expected scores that apply on a machine whose CPU model is ``cpu``: the base file,
     with the numbers of the variant beside it that matches ``cpu``, if one does."""
-    from tasks.scores.expected import load_expected
-
     expected = load_expected(base)
     variant = variant_for(base, cpu)
     return expected if variant is None else with_variant(expected, variant)
