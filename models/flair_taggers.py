@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from models.flair_import import import_flair
 from tasks.config import Section
 from tasks.io.atomic import write_json
 
@@ -150,6 +151,7 @@ def load_tagger(name_or_path: str | Path) -> SequenceTagger:
     ``tasks`` sets ``HF_HUB_OFFLINE=1`` unless it is set: export ``HF_HUB_OFFLINE=0`` to let
     Flair download on a machine with internet.
     """
+    import_flair()
     from flair.models import SequenceTagger
 
     text = str(name_or_path)
@@ -170,7 +172,7 @@ def load_tagger(name_or_path: str | Path) -> SequenceTagger:
         with _quiet_flair():
             return SequenceTagger.load(text)
     except Exception as exc:
-        import flair
+        flair = import_flair()
 
         raise TaggerUnavailableError(_OFFLINE_HINT.format(
             name=text, cache=Path(flair.cache_root) / "models", error=f"{type(exc).__name__}: "
@@ -179,6 +181,7 @@ def load_tagger(name_or_path: str | Path) -> SequenceTagger:
 
 # -- training -----------------------------------------------------------------------------------
 def _char_dictionary(corpus: Any) -> Any:
+    import_flair()
     from flair.data import Dictionary
 
     chars: dict[str, int] = {}
@@ -194,6 +197,7 @@ def _char_dictionary(corpus: Any) -> Any:
 
 def build_embeddings(corpus: Any, config: TaggerTrainConfig, char_dict_path: Path) -> Any:
     """Character embeddings FIRST, then one-hot word embeddings (see the module docstring)."""
+    import_flair()
     from flair.embeddings import CharacterEmbeddings, OneHotEmbeddings, StackedEmbeddings
 
     char_dictionary = _char_dictionary(corpus)
@@ -220,6 +224,7 @@ def load_column_corpus(corpus_dir: str | Path, columns: dict[int, str] | None = 
     import random
     import tempfile
 
+    import_flair()
     from flair.datasets import ColumnCorpus
 
     corpus_dir = Path(corpus_dir).resolve()
@@ -281,8 +286,9 @@ def train_tagger(corpus_dir: str | Path, tag_type: str, out_dir: str | Path,
 
 def _train(corpus_dir: str | Path, tag_type: str, out_dir: Path, config: TaggerTrainConfig,
            columns: dict[int, str] | None) -> TrainedTagger:
-    import flair
     import torch
+
+    flair = import_flair()
     from flair.models import SequenceTagger
     from flair.trainers import ModelTrainer
     from flair.trainers.plugins import MetricHistoryPlugin
@@ -328,6 +334,7 @@ def _train(corpus_dir: str | Path, tag_type: str, out_dir: Path, config: TaggerT
 def evaluate_tagger(tagger: SequenceTagger, corpus_file: str | Path,
                     columns: dict[int, str] | None = None) -> float:
     """Span micro-F1 of ``tagger`` on one column file (its own label type)."""
+    import_flair()
     from flair.datasets import ColumnDataset
 
     dataset = ColumnDataset(Path(corpus_file), columns or DEFAULT_COLUMNS, in_memory=True)

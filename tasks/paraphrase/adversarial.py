@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from models.flair_import import import_flair
 from tasks.evaluation.squad_metrics import normalize_answer
 from tasks.io.atomic import atomic_write
 
@@ -121,6 +122,7 @@ def _is_word(token_text: str) -> bool:
 def tag_spans(tagger: FlairLikeTagger, texts: Sequence[str], offsets: Sequence[int] | None = None,
               mini_batch_size: int = 32) -> list[list[TaggedSpan]]:
     """Run a Flair-like tagger over ``texts``; its spans with offsets shifted by ``offsets``."""
+    import_flair()
     from flair.data import Sentence
 
     offsets = offsets if offsets is not None else [0] * len(texts)
