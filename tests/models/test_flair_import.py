@@ -67,7 +67,8 @@ def test_import_flair_touches_no_other_handler_and_sets_up_flairs_logger_as_flai
     # the flair logger ends up as Flair's own configuration leaves it
     for key in ("handlers", "level", "propagate"):
         assert helper[key] == plain[key], key
-    assert helper["handlers"] == [["StreamHandler", True, logging.INFO, "%(asctime)-15s %(message)s"]]
+    assert helper["handlers"] == [
+        ["StreamHandler", True, logging.INFO, "%(asctime)-15s %(message)s"]]
 
 
 FLAIRS_CONFIG = {
