@@ -38,8 +38,9 @@ app.add_typer(eval_app, name="eval")
 FLOWS = flows_by_command()
 
 ProfileOpt = Annotated[str | None, typer.Option(
-    "--profile", "-p", help="smoke (seconds), demo (default main job) or real (fetched data); "
-    "default: $QASTRESS_PROFILE, then params.yaml's `profile`.")]
+    "--profile", "-p", help="smoke (seconds), demo (default main job), demo-large (the demo "
+    "world at 5.3x: 51,770 passages) or real (fetched data); default: $QASTRESS_PROFILE, then "
+    "params.yaml's `profile`.")]
 ParamsOpt = Annotated[Path | None, typer.Option(
     "--params", help="The params file (default: $QASTRESS_PARAMS or ./params.yaml).")]
 SetOpt = Annotated[list[str] | None, typer.Option(

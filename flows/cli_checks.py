@@ -50,8 +50,8 @@ def dag_check(root: RootOpt = PROJECT_ROOT) -> None:
 
 def check_scores(
     profile: Annotated[str | None, typer.Option(
-        "--profile", "-p", help="Whose expected scores (smoke | demo | real); default: "
-        "$QASTRESS_PROFILE, then params.yaml's `profile`.")] = None,
+        "--profile", "-p", help="Whose expected scores (smoke | demo | demo-large | real); "
+        "default: $QASTRESS_PROFILE, then params.yaml's `profile`.")] = None,
     params: Annotated[Path | None, typer.Option(
         "--params", help="The params file (default: $QASTRESS_PARAMS or ./params.yaml).")] = None,
     metrics: Annotated[Path | None, typer.Option(

@@ -1,9 +1,10 @@
 """The one typed configuration of qastress: pydantic models mirroring ``params.yaml``.
 
 ``params.yaml`` holds the base values of every section plus ``profiles`` (``smoke``, ``demo``,
-``real``), each a partial copy of the sections that it overrides. :func:`load_params` merges the
-selected profile over the base and validates the result; any unknown or ill-typed key is one
-clear error that names the key.
+``demo-large``, ``real``), each a partial copy of the sections that it overrides; a profile with
+``extends: <profile>`` is merged over that profile's overlay instead (``demo-large`` is the demo
+with a 5.3x world). :func:`load_params` merges the selected profile over the base and validates
+the result; any unknown or ill-typed key is one clear error that names the key.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from tasks.retriever_config import RetrieverTrainConfig
 from tasks.retriever_experiments_config import RetrieverExperimentsConfig
 from tasks.specialised_config import SpecialisedEncodersConfig
 
-PROFILES = ("smoke", "demo", "real")
+PROFILES = ("smoke", "demo", "demo-large", "real")
 DEFAULT_PARAMS_FILE = "params.yaml"
 
 #: The 24 relations of Sciavolino et al. (2021), Table 1 (P30 is optional and off by default).
@@ -259,7 +260,7 @@ class RetrieverTrainingConfig(Section):
 class Params(Section):
     """The whole configuration: one section per flow."""
 
-    profile: Literal["smoke", "demo", "real"] = "demo"
+    profile: Literal["smoke", "demo", "demo-large", "real"] = "demo"
     paths: PathsConfig = PathsConfig()
     sources: SourcesConfig = SourcesConfig()
     demo_world: DemoWorldConfig = DemoWorldConfig()
@@ -314,6 +315,33 @@ def _set_dotted(tree: dict[str, Any], dotted: str, value: Any) -> None:
     node[leaf] = value
 
 
+def profile_overlay(profiles: dict[str, Any], name: str, source: str = "params"
+                    ) -> dict[str, Any]:
+    """The sections profile ``name`` overrides: its own, merged over those of the profile it
+    ``extends`` (recursively); an unknown or circular ``extends`` is a :class:`ParamsError`."""
+    chain: list[str] = []
+    while True:
+        if name in chain:
+            raise ParamsError(f"{source}: profiles extend each other in a circle: "
+                              f"{' -> '.join([*chain, name])}")
+        chain.append(name)
+        overlay = profiles.get(name) or {}
+        if not isinstance(overlay, dict):
+            raise ParamsError(f"{source}: profiles.{name} must be a mapping of sections")
+        parent = overlay.get("extends")
+        if parent is None:
+            break
+        if parent not in profiles:
+            raise ParamsError(f"{source}: profiles.{name}.extends names {parent!r}, which is "
+                              f"not a profile of the file ({sorted(profiles)})")
+        name = parent
+    merged: dict[str, Any] = {}
+    for link in reversed(chain):
+        own = {k: v for k, v in (profiles.get(link) or {}).items() if k != "extends"}
+        merged = _deep_merge(merged, own)
+    return merged
+
+
 def resolve_params(raw: dict[str, Any], profile: str | None = None,
                    overrides: dict[str, Any] | None = None, source: str = "params") -> Params:
     """Merge ``raw['profiles'][profile]`` and dotted ``overrides`` over the base; validate."""
@@ -322,7 +350,7 @@ def resolve_params(raw: dict[str, Any], profile: str | None = None,
     chosen = profile or raw.get("profile") or "demo"
     if chosen not in PROFILES:
         raise ParamsError(f"{source}: profile must be one of {PROFILES}, not {chosen!r}")
-    merged = _deep_merge(raw, profiles.get(chosen) or {})
+    merged = _deep_merge(raw, profile_overlay(profiles, chosen, source))
     merged["profile"] = chosen
     for dotted, value in (overrides or {}).items():
         _set_dotted(merged, dotted, value)

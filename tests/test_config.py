@@ -15,7 +15,7 @@ PARAMS = PROJECT_ROOT / "params.yaml"
 
 
 def test_project_params_validate_for_every_profile():
-    for profile in ("smoke", "demo", "real"):
+    for profile in ("smoke", "demo", "demo-large", "real"):
         params = load_params(PARAMS, profile=profile)
         assert params.profile == profile
     assert load_params(PARAMS, profile="demo").entity_questions.relations == EQ_RELATIONS
@@ -28,6 +28,37 @@ def test_profile_overlays_base_values():
     assert smoke.demo_world.n_people < demo.demo_world.n_people
     assert smoke.demo_world.seed == demo.demo_world.seed  # not overridden: inherited
     assert load_params(PARAMS, profile="real").sources.world == "real"
+
+
+def test_demo_large_is_the_demo_with_a_larger_world():
+    demo = load_params(PARAMS, profile="demo").model_dump()
+    large = load_params(PARAMS, profile="demo-large").model_dump()
+    differ = {section for section in demo if demo[section] != large[section]}
+    assert differ == {"profile", "demo_world"}
+    sizes = ("n_people", "n_organisations", "n_works", "n_places")
+    assert all(large["demo_world"][k] >= 5 * demo["demo_world"][k] for k in sizes)
+
+
+def test_a_profile_extends_another_profile_recursively():
+    raw = {"retrieval": {"bm25": {"k1": 0.9, "b": 0.4}},
+           "profiles": {"demo": {"retrieval": {"bm25": {"k1": 1.0}, "headline_k": 5}},
+                        "demo-large": {"extends": "real", "retrieval": {"bm25": {"b": 0.7}}},
+                        "real": {"extends": "demo", "retrieval": {"headline_k": 100}}}}
+    params = resolve_params(raw, profile="demo-large")
+    # own value > the parent's (real) > the grandparent's (demo) > the base
+    assert (params.retrieval.bm25.k1, params.retrieval.bm25.b) == (1.0, 0.7)
+    assert params.retrieval.headline_k == 100
+
+
+@pytest.mark.parametrize(("profiles", "message"), [
+    ({"demo-large": {"extends": "huge"}}, r"profiles\.demo-large\.extends names 'huge'"),
+    ({"demo-large": {"extends": "demo"}, "demo": {"extends": "demo-large"}},
+     "in a circle: demo-large -> demo -> demo-large"),
+    ({"demo-large": ["not", "sections"]}, r"profiles\.demo-large must be a mapping"),
+])
+def test_a_bad_extends_is_named(profiles, message):
+    with pytest.raises(ParamsError, match=message):
+        resolve_params({"profiles": profiles}, profile="demo-large")
 
 
 def test_unknown_key_is_named():

@@ -54,10 +54,10 @@ PREFECT_HEADER = GENERATED + """\
 #   prefect worker start --pool qastress-process          # runs the flow runs as subprocesses
 #   prefect deployment run 'study/demo'                   # or from the UI: Deployments
 #
-# Every flow takes `profile` (smoke | demo | real) and `params_file` (default ./params.yaml, read
-# in the working directory that `prefect deploy` recorded); override them per run with
-# `--param profile=smoke`. Runs keep Prefect's task cache under .qastress/results, like
-# `qastress run`, so a deployment run and a CLI run share cached work.
+# Every flow takes `profile` (smoke | demo | demo-large | real) and `params_file` (default
+# ./params.yaml, read in the working directory that `prefect deploy` recorded); override
+# them per run with `--param profile=smoke`. Runs keep Prefect's task cache under
+# .qastress/results, like `qastress run`, so a deployment run and a CLI run share cached work.
 name: qastress
 prefect-version: 3.8.8
 

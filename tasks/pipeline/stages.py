@@ -34,7 +34,9 @@ UNCACHED_PREFIXES = ("${paths.reports}/", "${paths.plots}/", "${paths.metrics}/"
 STUDY_FLOW = "flows.study:study"
 #: ``prefect.yaml`` deployments of the study: deployment (= profile) name -> description.
 STUDY_DEPLOYMENTS = {"demo": "The whole study (main job) on the demo profile.",
-                     "smoke": "The whole study on the seconds-scale smoke profile."}
+                     "smoke": "The whole study on the seconds-scale smoke profile.",
+                     "demo-large": "The whole study on the demo world at 5.3x (51,770 "
+                                   "passages; over the demo's 15-minute budget)."}
 
 
 def _always(params: Params) -> bool:
