@@ -60,9 +60,10 @@ def test_prefect_yaml_deploys_the_study_and_every_stage():
     deployments = yaml.safe_load(render_prefect())["deployments"]
     assert [(d["entrypoint"], d["name"]) for d in deployments] == [
         ("flows/study.py:study", "demo"), ("flows/study.py:study", "smoke"),
-        *[(s.entrypoint, "demo") for s in STAGES]]
+        ("flows/study.py:study", "demo-large"), *[(s.entrypoint, "demo") for s in STAGES]]
     assert all(d["work_pool"]["name"] == "qastress-process" for d in deployments)
     assert deployments[1]["parameters"] == {"profile": "smoke"}
+    assert deployments[2]["parameters"] == {"profile": "demo-large"}
 
 
 def test_dag_check_fails_on_a_stale_copy_and_write_mends_it(tmp_path):
