@@ -260,7 +260,7 @@ class RetrieverTrainingConfig(Section):
 class Params(Section):
     """The whole configuration: one section per flow."""
 
-    profile: Literal["smoke", "demo", "demo-large", "real"] = "demo"
+    profile: Literal[PROFILES] = "demo"  # type: ignore[valid-type]  (the tuple above)
     paths: PathsConfig = PathsConfig()
     sources: SourcesConfig = SourcesConfig()
     demo_world: DemoWorldConfig = DemoWorldConfig()
