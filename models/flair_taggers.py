@@ -34,7 +34,7 @@ import contextlib
 import logging
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -42,7 +42,7 @@ from pydantic import Field
 
 from models.flair_import import import_flair
 from tasks.config import Section
-from tasks.io.atomic import write_json
+from tasks.io.atomic import atomic_dir, write_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from flair.models import SequenceTagger
@@ -272,16 +272,37 @@ def train_tagger(corpus_dir: str | Path, tag_type: str, out_dir: str | Path,
     Writes ``out_dir/final-model.pt`` (plus Flair's ``training.log``/``loss.tsv``, the
     character dictionary ``char_dict.pkl`` and ``scores.json``) and returns the path and span
     micro-F1 on dev/test. Nothing is downloaded.
+
+    The directory is built under a temporary name and moved onto ``out_dir`` only when
+    training ends normally (:func:`tasks.io.atomic.atomic_dir`): a crash or kill leaves the
+    previous ``out_dir`` (or none), never a half-written model. Flair catches Ctrl-C, saves
+    the part-trained model and returns as if done; here an interrupted training raises
+    :class:`KeyboardInterrupt` instead, so its model is discarded, not taken for a trained one.
     """
     from models.threads import torch_threads
 
     config = config or TaggerTrainConfig()
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with torch_threads(config.threads), warnings.catch_warnings():
+    with torch_threads(config.threads), warnings.catch_warnings(), atomic_dir(out_dir) as tmp:
         # Flair 0.15.1 builds a deprecated CUDA GradScaler
         warnings.filterwarnings("ignore", message=".*GradScaler", category=FutureWarning)
-        return _train(corpus_dir, tag_type, out_dir, config, columns)
+        trained = _train(corpus_dir, tag_type, Path(tmp), config, columns)
+    return replace(trained, model_path=out_dir / trained.model_path.name)
+
+
+def _interrupt_recorder() -> Any:
+    """A Flair trainer plugin that notes Flair's ``training_interrupt`` event (Ctrl-C)."""
+    import_flair()
+    from flair.trainers.plugins import TrainerPlugin
+
+    class InterruptRecorder(TrainerPlugin):
+        interrupted = False
+
+        @TrainerPlugin.hook
+        def training_interrupt(self, **kw: Any) -> None:
+            self.interrupted = True
+
+    return InterruptRecorder()
 
 
 def _train(corpus_dir: str | Path, tag_type: str, out_dir: Path, config: TaggerTrainConfig,
@@ -310,12 +331,16 @@ def _train(corpus_dir: str | Path, tag_type: str, out_dir: Path, config: TaggerT
         dropout=config.dropout, word_dropout=config.word_dropout,
         locked_dropout=config.locked_dropout)
     optimizer = torch.optim.Adam if config.optimizer == "adam" else torch.optim.SGD
+    interrupt = _interrupt_recorder()
     result = ModelTrainer(tagger, corpus).train(
         out_dir, learning_rate=config.learning_rate, mini_batch_size=config.mini_batch_size,
         max_epochs=config.max_epochs, optimizer=optimizer, patience=config.patience,
         embeddings_storage_mode="none", use_final_model_for_eval=True, save_final_model=True,
         create_file_logs=True, create_loss_file=True, shuffle=True,
-        plugins=[MetricHistoryPlugin()])
+        plugins=[MetricHistoryPlugin(), interrupt])
+    if interrupt.interrupted:
+        raise KeyboardInterrupt(f"training of the {tag_type} tagger was interrupted: its "
+                                "part-trained model is discarded")
     model_path = out_dir / "final-model.pt"
     dev_history = result.get("dev_score_history") or []
     trained = TrainedTagger(

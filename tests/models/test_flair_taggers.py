@@ -94,6 +94,42 @@ def test_train_and_load_offline_same_predictions(tiny_corpus, tmp_path):
     assert any(label for sentence in before for _, label, _ in sentence)
 
 
+TINY = dict(max_epochs=2, hidden_size=16, word_embedding_dim=16, char_embedding_dim=8,
+            char_hidden_size=8)
+
+
+def _stop_at_batch(monkeypatch, error: type[BaseException], at: int = 3) -> None:
+    """Make the tagger's ``at``-th training loss raise ``error`` (Ctrl-C is KeyboardInterrupt)."""
+    from flair.models import SequenceTagger
+
+    real, calls = SequenceTagger.forward_loss, []
+
+    def forward_loss(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == at:
+            raise error("stopped by the test")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(SequenceTagger, "forward_loss", forward_loss)
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError])
+def test_a_stopped_training_leaves_the_previous_tagger(tiny_corpus, tmp_path, monkeypatch,
+                                                       error):
+    """A crash (RuntimeError) or Ctrl-C mid-training: the tagger directory keeps the previous
+    complete model and no half-written one appears. Flair itself catches Ctrl-C, saves the
+    part-trained model as ``final-model.pt`` and returns normally; train_tagger discards it."""
+    out = tmp_path / "chunk"
+    first = train_tagger(tiny_corpus, "chunk", out, TaggerTrainConfig(**TINY))
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    _stop_at_batch(monkeypatch, error)
+    with pytest.raises((KeyboardInterrupt, RuntimeError)):
+        train_tagger(tiny_corpus, "chunk", out, TaggerTrainConfig(**{**TINY, "max_epochs": 3}))
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["chunk"]  # no temporary left behind
+    assert load_tagger(first.model_path).label_type == "chunk"
+
+
 def test_side_by_side_training_equals_one_after_the_other(tiny_corpus, tmp_path):
     """The chunker trained in a spawned process beside the NER tagger: the same losses per
     epoch and F1 as both trained one after the other in this process (each seeds itself)."""
