@@ -129,11 +129,17 @@ def _finished(shard: Path, start: int, end: int, spec: EncoderSpec,
 
 
 def write_shard(shard: Path, vectors: np.ndarray, ids: Sequence[str], meta: dict) -> dict:
-    """Write a shard: vectors first, then the ids file that marks it finished (both atomic)."""
+    """Write a shard: vectors first, then the ids file that marks it finished (both atomic).
+
+    An older ids file is removed before the new vectors land: killed between the two writes,
+    a re-encoded shard must not pair new vectors with the old ids file, which names the
+    model and passages of the old vectors (:func:`_finished` would accept the pair).
+    """
     shard = Path(shard)
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     if vectors.ndim != 2 or vectors.shape[0] != len(ids):
         raise ShardError(f"{shard}: {len(ids)} ids but vectors of shape {vectors.shape}")
+    ids_path(shard).unlink(missing_ok=True)
     with atomic_write(shard, mode="wb") as handle:
         np.save(handle, vectors)
     delay = float(os.environ.get(SLEEP_ENV, "0") or 0)

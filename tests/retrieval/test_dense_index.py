@@ -159,3 +159,25 @@ def test_plan_shards(tmp_path):
     assert plan_shards(tsv, 10) == [(0, 10)]
     with pytest.raises(ValueError, match="shard_size"):
         plan_shards(tsv, 0)
+
+
+def test_a_shard_killed_while_re_encoded_is_not_taken_for_finished(tmp_path, monkeypatch):
+    """Re-encoding a finished shard with another model, killed after the new vectors landed
+    and before the new ids file: the old ids file (naming the old model) must not remain
+    beside the new vectors, where the shard check would take them for the old model's."""
+    from tasks.retrieval import dense_shards
+
+    paths, _, _ = _shards(tmp_path / "shards", [5])
+    shard = paths[0]
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt("killed between the vectors and the ids file")
+
+    monkeypatch.setattr(dense_shards, "write_json", killed)
+    with pytest.raises(KeyboardInterrupt):
+        write_shard(shard, _vectors(5, seed=7), [f"p{i}" for i in range(5)],
+                    {"start": 0, "end": 5, "model": "other", "model_fingerprint": "e" * 64,
+                     "passages_fingerprint": "tsv"})
+    assert not ids_path(shard).exists()
+    with pytest.raises(ShardError, match="unfinished"):
+        validate_shard(shard, model_fingerprint=MODEL)
