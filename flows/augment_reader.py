@@ -87,6 +87,9 @@ def augment_kind(params: Params, kind: str) -> dict:
     sim = params.paraphrase.similarity
     thresholds = {name: getattr(sim, name) for name in THRESHOLDS.values()}
     work = layout.augmentation_dir(kind)
+    # augmentation.json marks the kind's stage done: gone until this run is, so a run that
+    # dies half way is not compared (reader-augmentation) by the last complete run's counts
+    layout.augmentation_counts(kind).unlink(missing_ok=True)
     counts = _augment(params, kind, paraphraser_dir(params), thresholds, work)
     reader_dir = layout.augmentation_reader(kind)
     train_reader_task(Path(counts["train_file"]), reader_dir, cfg.model)

@@ -267,3 +267,28 @@ def test_a_kind_left_out_writes_only_that_and_the_comparison_refuses_it(smoke_wo
         augmented_predictions(params, "adversarial", {"squad_dev": tmp_path, "dev_orig": tmp_path})
     with pytest.raises(ValueError, match="unknown augmentation kind 'other'"):
         augment_kind(params, "other")
+
+
+def test_a_run_that_dies_half_way_leaves_no_done_marker(smoke_world, tiny_bert, tmp_path,
+                                                         monkeypatch):
+    """augmentation.json marks a kind's stage done: a rerun that dies before it ends removes
+    the last run's, and the comparison then asks for the stage instead of reading stale
+    counts beside half-rewritten predictions."""
+    import flows.augment_reader as augment_reader
+    from flows.reader_augmentation import augmented_kind
+
+    params = _params(smoke_world, tmp_path, tiny_bert, kinds=("non_adversarial",))
+    counts = Layout(params).augmentation_counts("non_adversarial")
+    counts.parent.mkdir(parents=True)
+    counts.write_text(json.dumps({"kind": "non_adversarial", "configured": True, "added": 6}))
+
+    def dies(*args, **kwargs):
+        raise RuntimeError("killed half way")
+
+    monkeypatch.setattr(augment_reader, "paraphraser_dir", lambda params: None)
+    monkeypatch.setattr(augment_reader, "_augment", dies)
+    with pytest.raises(RuntimeError, match="killed half way"):
+        augment_reader.augment_kind(params, "non_adversarial")
+    assert not counts.exists()
+    with pytest.raises(FileNotFoundError, match="no augmentation of kind 'non_adversarial'"):
+        augmented_kind(params, "non_adversarial")
