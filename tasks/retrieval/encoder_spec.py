@@ -119,6 +119,13 @@ def model_dir_fingerprint(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _beside_a_ctx_encoder(question_dir: Path) -> bool:
+    """Whether ``question_dir`` is a ``question_encoder`` directory with its pair's
+    ``ctx_encoder`` beside it (the layout a trained retriever is saved in)."""
+    return question_dir.name == "question_encoder" and (
+        question_dir.parent / "ctx_encoder").is_dir()
+
+
 def resolve_encoder_spec(model: str, ctx_model: str | None = None,
                          pooling: Literal["cls", "mean"] = "mean", max_length: int = 256,
                          normalize: bool = True, name: str | None = None) -> EncoderSpec:
@@ -150,6 +157,12 @@ def resolve_encoder_spec(model: str, ctx_model: str | None = None,
         if pooling not in ("cls", "mean"):
             raise ValueError(f"pooling must be 'cls' or 'mean', not {pooling!r}")
         ctx_dir, kind, used_pooling = question_dir, "shared", pooling
+        if ctx_model is None and _beside_a_ctx_encoder(question_dir):
+            raise ValueError(
+                f"{model!r} is the question encoder of a saved pair (a ctx_encoder directory "
+                "is beside it): name that as its context encoder (dense.ctx_model), or "
+                "register the pair as model: trained:<run>; left unset, the question "
+                "encoder would encode the passages too")
         if ctx_model is not None and resolve_model_path(ctx_model) != question_dir:
             ctx_dir, kind = resolve_model_path(ctx_model), "pair"
             ctx_type, _ = _model_type(ctx_dir)

@@ -119,6 +119,19 @@ def test_dpr_pair_is_detected_and_uses_two_encoders(tmp_path):
         resolve_encoder_spec(str(renamed), ctx_model=str(renamed))
 
 
+def test_a_saved_pairs_question_encoder_alone_is_refused(tmp_path):
+    """A plain (mean-pooled) pair saved as question_encoder/ + ctx_encoder/: naming only the
+    question encoder would silently encode passages with it too (a "shared" spec)."""
+    question = tiny_bert(tmp_path / "run" / "question_encoder", seed=0)
+    ctx = tiny_bert(tmp_path / "run" / "ctx_encoder", seed=1)
+    with pytest.raises(ValueError, match="question encoder of a saved pair.*dense.ctx_model"):
+        resolve_encoder_spec(str(question))
+    spec = resolve_encoder_spec(str(question), ctx_model=str(ctx))
+    assert (spec.kind, spec.ctx_model) == ("pair", str(ctx))
+    alone = tiny_bert(tmp_path / "alone" / "question_encoder", seed=0)  # no pair beside it
+    assert resolve_encoder_spec(str(alone)).kind == "shared"
+
+
 def test_concurrent_loads_share_one_encoder(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
