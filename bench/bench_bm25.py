@@ -5,7 +5,7 @@ the same questions, (a) ``tasks.retrieval.bm25.bm25_search`` (our stage: batchin
 result conversion) and (b) a bare ``LuceneSearcher.batch_search``; checks both return the same
 hits and prints queries/s of each and their ratio (target >= 0.95), plus the machine.
 
-Defaults run on the smoke demo world, generated into a temp dir when no --passages is given.
+Without --passages it generates the demo world of ``--profile`` (default: demo) into a temp dir.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ Makes a scratch git + DVC project in a temp directory holding this project's ``d
 the stages depend on (``tasks``, ``flows``, ``models`` and any other project path named as a
 dependency in ``dvc.yaml``). Every ``paths.*`` is relative, so all outputs (data, results,
 metrics, plots, reports and the Prefect task cache ``.qastress``) land inside the scratch
-project. The stages run ``qastress stage <flow>`` (the installed command), each in its own
+project. The stages run ``python -m flows.cli stage <flow>`` (``qastress stage`` of this
+checkout, as ``dvc.yaml`` says), each in its own
 process with its own ephemeral Prefect API; Prefect gets a ``PREFECT_HOME`` in the temp
 directory, whose database is created (migrated) before timing.
 

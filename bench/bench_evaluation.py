@@ -191,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=sorted(OFFICIAL), default="eq-string")
     parser.add_argument("--result-ctxs", type=int, default=20,
                         help="has_answer flags kept per question (the result JSON's ctxs; "
-                        "default: retrieval.result_ctxs of params.yaml)")
+                        "default: 20, the demo profile's retrieval.result_ctxs; the real "
+                        "profile keeps 100)")
     parser.add_argument("--workers", type=int, default=None,
                         help="processes of the parallel run (default: automatic)")
     parser.add_argument("--check-questions", type=int, default=200,

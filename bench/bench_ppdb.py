@@ -210,7 +210,7 @@ def main() -> None:
     parser.add_argument("--min-score", type=float, default=0.25)
     parser.add_argument("--cache-mb", type=int, default=4,
                         help="SQLite page cache while building, the part of the memory that "
-                        "fills up with the table (build_ppdb_table's default: 32)")
+                        "fills up with the table (default: 4; build_ppdb_table's default: 32)")
     parser.add_argument("--limit", type=int, default=5,
                         help="suggestions kept per question (the flow's default: 5)")
     parser.add_argument("--dict-baseline", action="store_true",

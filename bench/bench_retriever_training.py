@@ -270,7 +270,8 @@ def main() -> None:
     parser.add_argument("--precision", default="32-true", choices=["32-true", "bf16-mixed"],
                         help="bf16-mixed needs --device cuda")
     parser.add_argument("--tokenizer", default="packaged:all-MiniLM-L6-v2",
-                        help="tokenizer directory (a Hugging Face model directory)")
+                        help="the tokenizer: a Hugging Face model directory or packaged:<name> "
+                        "(default: the packaged all-MiniLM-L6-v2's, BERT's uncased vocabulary)")
     args = parser.parse_args()
 
     import logging

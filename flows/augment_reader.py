@@ -154,3 +154,13 @@ def augment_adversarial(params: Params | None = None, profile: str | None = None
     on them."""
     return augment_kind(resolve(params, profile, params_file), "adversarial")
 
+
+if __name__ == "__main__":  # python -m flows.augment_reader {non-adversarial|adversarial} ...
+    import sys
+
+    from flows.cli import main_for
+
+    if len(sys.argv) < 2 or sys.argv[1] not in ("non-adversarial", "adversarial"):
+        sys.exit("usage: python -m flows.augment_reader {non-adversarial|adversarial} "
+                 "[--profile P] [--params FILE] [--set KEY=VALUE ...]")
+    main_for(f"augment-{sys.argv.pop(1)}")

@@ -100,8 +100,9 @@ def load_flow(name: str) -> Any:
 
 UntilOpt = Annotated[list[str] | None, typer.Option(
     "--until", "-u", help="Run only this stage and the stages it reads from, directly or not, "
-    "as `dvc repro STAGE` would, e.g. --until retrieval (repeatable; stage names as in "
-    "dvc.yaml). Default: every stage.")]
+    "as `dvc repro STAGE` would, e.g. --until retrieval (repeatable; a stage's name as in "
+    "dvc.yaml, train_retriever, or as `qastress stage` takes it, train-retriever). Default: "
+    "every stage.")]
 
 
 @app.command()
@@ -109,11 +110,12 @@ def run(profile: ProfileOpt = None, params: ParamsOpt = None, set_: SetOpt = Non
         until: UntilOpt = None) -> None:
     """Run the whole study (the main job) and print where its results are."""
     names = [one.name for one in STAGES]
-    for target in until or []:
+    targets = [target.replace("-", "_") for target in until or []]
+    for target, given in zip(targets, until or [], strict=True):
         if target not in names:
-            raise typer.BadParameter(f"unknown stage {target!r}; expected one of {names}",
+            raise typer.BadParameter(f"unknown stage {given!r}; expected one of {names}",
                                      param_hint="--until")
-    run_flow("study", profile, params, parse_overrides(set_), until=until or None)
+    run_flow("study", profile, params, parse_overrides(set_), until=targets or None)
 
 
 @app.command()
@@ -151,10 +153,11 @@ def data_list() -> None:
 
     from tasks.fetch import list_sources
 
-    table = Table("source", "description", "files", "approx. size")
+    table = Table("source", "description", "files", "approx. size", "fetched into")
     for source in list_sources():
         table.add_row(str(source["name"]), str(source["description"]),
-                      str(len(source["files"])), str(source.get("size", "?")))
+                      str(len(source["files"])), str(source.get("size", "?")),
+                      f"raw/{source['dir']}/")
     Console().print(table)
 
 
@@ -162,7 +165,8 @@ def data_list() -> None:
 def data_fetch(
     source: Annotated[str, typer.Argument(help="A source name from `qastress data list`.")],
     data_root: Annotated[Path, typer.Option(
-        help="The data root (paths.data): files land in <data-root>/raw/<source>/."),
+        help="The data root (paths.data): files land in <data-root>/raw/<dir>/, <dir> the "
+    "source's \"fetched into\" in `qastress data list` (e.g. wikipedia/ for dpr-wikipedia)."),
     ] = Path("data"),
     base_url: Annotated[str | None, typer.Option(
         help="Fetch from this mirror instead of the registered hosts.")] = None,

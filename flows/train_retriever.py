@@ -62,11 +62,7 @@ def train_retriever(params: Params | None = None, profile: str | None = None,
     return stats
 
 
-if __name__ == "__main__":  # python -m flows.train_retriever [smoke|demo|real]
-    import sys
+if __name__ == "__main__":
+    from flows.cli import main_for
 
-    from tasks.orchestration import run_settings
-
-    chosen = resolve(profile=sys.argv[1] if len(sys.argv) > 1 else None)
-    with run_settings(chosen.paths.state):
-        train_retriever(chosen)
+    main_for("train-retriever")

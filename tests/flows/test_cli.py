@@ -58,3 +58,22 @@ def test_run_until_an_unknown_stage_exits_2_naming_the_stages():
     result = runner.invoke(app, ["run", "--until", "retreival"])
     assert result.exit_code == 2
     assert "unknown stage 'retreival'" in result.output and "'retrieval'" in result.output
+
+
+def test_run_until_takes_a_stage_as_dvc_or_qastress_stage_names_it(monkeypatch):
+    """--until train-retriever (as `qastress stage` names it) is train_retriever (dvc.yaml)."""
+    import flows.cli as cli
+
+    seen = {}
+    monkeypatch.setattr(cli, "run_flow", lambda name, *args, until=None: seen.update(
+        flow=name, until=until))
+    result = runner.invoke(app, ["run", "--until", "train-retriever", "-u", "retrieval"])
+    assert result.exit_code == 0, result.output
+    assert seen == {"flow": "study", "until": ["train_retriever", "retrieval"]}
+
+
+def test_data_list_says_where_each_source_is_fetched_into():
+    result = runner.invoke(app, ["data", "list"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    line = next(row for row in result.output.splitlines() if "dpr-wikipedia" in row)
+    assert "raw/wikipedia/" in line
