@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 from tasks.io._jsonstream import iter_json_array, write_json_array
 from tasks.io.atomic import atomic_write
 from tasks.io.errors import DataFormatError, SkipCounter, handle, preview
+from tasks.io.text import handle_record_error, record_lines, utf8_error
 
 CTX_LISTS = ("positive_ctxs", "negative_ctxs", "hard_negative_ctxs")
 
@@ -213,14 +214,19 @@ class QaRow(NamedTuple):
     answers: tuple[str, ...]
 
 
+#: What :func:`ast.literal_eval` raises on a malformed literal (``{[]}``, a set or dict with an
+#: unhashable member, is a TypeError; deep nesting a RecursionError or MemoryError).
+_LITERAL_ERRORS = (ValueError, TypeError, SyntaxError, MemoryError, RecursionError)
+
+
 def _parse_answer_list(text: str) -> Any:
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         pass
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+    except _LITERAL_ERRORS:
         raise _Invalid("", 'a JSON or Python list literal of answers (["a1", "a2"])',
                        preview(text)) from None
 
@@ -231,32 +237,42 @@ def iter_qa_csv(path: str | Path, on_error: str = "raise",
 
     A row without exactly 2 tab-separated fields, an empty question, or a second column that is
     not a non-empty list of strings raises :class:`DataFormatError` naming the line, or with
-    ``on_error="skip"`` is counted in ``skips``.
+    ``on_error="skip"`` is counted in ``skips``. Always raised, even when skipping: a bad row
+    spanning several lines (an unclosed quote takes the lines after it into its field; the error
+    names the lines), bytes that are not UTF-8 (the error names the first bad line; row
+    boundaries after it cannot be trusted) and a TSV error from :mod:`csv`.
     """
     with open(path, encoding="utf-8-sig", newline="") as stream:
         reader = csv.reader(stream, delimiter="\t")
         while True:
-            where = f"line {reader.line_num + 1}"
+            first = reader.line_num + 1
             try:
                 row = next(reader)
             except StopIteration:
                 return
             except csv.Error as exc:
-                raise DataFormatError(path, where, "a well-formed TSV row", str(exc)) from None
+                raise DataFormatError(path, f"line {first}", "a well-formed TSV row",
+                                      str(exc)) from None
+            except UnicodeDecodeError as exc:
+                raise utf8_error(path, exc) from None
             if not row:
                 continue
             try:
-                if len(row) != 2:
-                    raise _Invalid("", "2 tab-separated fields (question, answer list)",
-                                   f"{len(row)} in {preview(row)}")
-                question = _string(row[0], "question", allow_empty=False)
-                answers = _answers(_parse_answer_list(row[1].strip()), "answers",
-                                   allow_empty=False)
-                item = QaRow(question, answers)
+                item = _qa_row(row)
             except _Invalid as problem:
-                handle(_error(path, where, problem), on_error, skips)
+                error = _error(path, record_lines(first, reader.line_num), problem)
+                handle_record_error(error, first, reader.line_num, on_error, skips)
                 continue
             yield item
+
+
+def _qa_row(row: list[str]) -> QaRow:
+    if len(row) != 2:
+        raise _Invalid("", "2 tab-separated fields (question, answer list)",
+                       f"{len(row)} in {preview(row)}")
+    question = _string(row[0], "question", allow_empty=False)
+    answers = _answers(_parse_answer_list(row[1].strip()), "answers", allow_empty=False)
+    return QaRow(question, answers)
 
 
 def _qa_question_field(question: str) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 
 from tasks.io.atomic import atomic_write
 from tasks.io.errors import DataFormatError, SkipCounter, handle, preview
+from tasks.io.text import utf8_error
 
 SPLITS = ("train", "dev", "test")
 _RELATION_IN_NAME = re.compile(r"(P\d+)(?=[._])")
@@ -66,11 +67,16 @@ def read_eq_file(path: str | Path, on_error: str = "raise",
 
     Raises :class:`DataFormatError` naming the file and the record index for a file that is not
     a JSON list, a record without ``question``/``answers``, an empty answers list or an answer
-    that is not a string; with ``on_error="skip"`` bad records are counted in ``skips``.
+    that is not a string; with ``on_error="skip"`` bad records are counted in ``skips``. Bytes
+    that are not UTF-8 always raise, naming the first bad line (record boundaries after it cannot
+    be trusted).
     """
     path = Path(path)
     with open(path, encoding="utf-8-sig") as stream:
-        text = stream.read()
+        try:
+            text = stream.read()
+        except UnicodeDecodeError as exc:
+            raise utf8_error(path, exc) from None
     if path.suffix == ".jsonl":
         values: list[tuple[str, Any]] = []
         for lineno, line in enumerate(text.split("\n"), start=1):

@@ -15,6 +15,7 @@ from typing import Literal
 
 from tasks.io.atomic import atomic_write
 from tasks.io.errors import DataFormatError, SkipCounter, handle, preview
+from tasks.io.text import numbered_lines
 
 HyperlinkKey = Literal["wikidata", "title"]
 HEADER = ("entity", "count")
@@ -37,42 +38,45 @@ def read_hyperlink_counts(path: str | Path, key: HyperlinkKey = "wikidata",
     for a line without exactly two tab-separated fields, a count that is not a non-negative
     integer, an entity that is not a ``Q<digits>`` id (``key="wikidata"``) or is empty
     (``key="title"``), and an entity listed twice (the first count is kept when skipping).
+    Bytes that are not UTF-8 always raise, naming the first bad line.
     """
     _check_key(key)
     counts: dict[str, int] = {}
     first_line: dict[str, int] = {}
-    with open(path, encoding="utf-8-sig", newline="") as stream:
-        for lineno, raw in enumerate(stream, start=1):
-            line = raw.rstrip("\r\n")
-            if not line.strip():
-                continue
-            fields = line.split("\t")
-            if lineno == 1 and tuple(f.strip() for f in fields) == HEADER:
-                continue
-            where = f"line {lineno}"
-            try:
-                if len(fields) != 2:
-                    raise DataFormatError(path, where, "2 tab-separated fields (entity, count)",
-                                          f"{len(fields)} in {preview(line)}")
-                entity, count_text = fields
-                if key == "wikidata" and not _QID.fullmatch(entity):
-                    raise DataFormatError(path, where, "a Wikidata item id (Q<digits>) as entity",
-                                          preview(entity))
-                if key == "title" and not entity.strip():
-                    raise DataFormatError(path, where, "a non-empty Wikipedia title as entity",
-                                          preview(entity))
-                if not _COUNT.fullmatch(count_text.strip()):
-                    raise DataFormatError(path, where, "a non-negative integer count",
-                                          preview(count_text))
-                if entity in counts:
-                    raise DataFormatError(path, where, "each entity once",
-                                          f"{entity} again (first on line {first_line[entity]})")
-            except DataFormatError as error:
-                handle(error, on_error, skips)
-                continue
-            counts[entity] = int(count_text)
-            first_line[entity] = lineno
+    for lineno, raw in numbered_lines(path, newline=""):
+        line = raw.rstrip("\r\n")
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if lineno == 1 and tuple(f.strip() for f in fields) == HEADER:
+            continue
+        where = f"line {lineno}"
+        try:
+            if len(fields) != 2:
+                raise DataFormatError(path, where, "2 tab-separated fields (entity, count)",
+                                      f"{len(fields)} in {preview(line)}")
+            entity, count_text = fields
+            _check_entry(path, where, key, entity, count_text)
+            if entity in counts:
+                raise DataFormatError(path, where, "each entity once",
+                                      f"{entity} again (first on line {first_line[entity]})")
+        except DataFormatError as error:
+            handle(error, on_error, skips)
+            continue
+        counts[entity] = int(count_text)
+        first_line[entity] = lineno
     return counts
+
+
+def _check_entry(path: str | Path, where: str, key: str, entity: str, count_text: str) -> None:
+    if key == "wikidata" and not _QID.fullmatch(entity):
+        raise DataFormatError(path, where, "a Wikidata item id (Q<digits>) as entity",
+                              preview(entity))
+    if key == "title" and not entity.strip():
+        raise DataFormatError(path, where, "a non-empty Wikipedia title as entity",
+                              preview(entity))
+    if not _COUNT.fullmatch(count_text.strip()):
+        raise DataFormatError(path, where, "a non-negative integer count", preview(count_text))
 
 
 def write_hyperlink_counts(path: str | Path, counts: Mapping[str, int],

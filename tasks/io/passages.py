@@ -5,7 +5,9 @@ quoted, with ``"`` doubled inside it. The file is read with the :mod:`csv` modul
 delimiter, ``"`` quote character), so quoted fields may hold tabs, quotes and line breaks.
 Writing uses the same dialect with minimal quoting, which round-trips exactly.
 
-Errors name the 1-based line where the record starts (a quoted field may span lines).
+Errors name the 1-based line where the record starts, or ``lines 7-9`` for a bad record that
+spans several lines (a quoted field may hold line breaks; an unclosed quote takes in the lines
+after it).
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from tasks.io.atomic import atomic_write
-from tasks.io.errors import DataFormatError, SkipCounter, handle, preview
+from tasks.io.errors import DataFormatError, SkipCounter, preview
+from tasks.io.text import handle_record_error, record_lines, utf8_error
 
 HEADER = ("id", "text", "title")
+_HEADER_ROW = list(HEADER)
 _FIELD_LIMIT = min(sys.maxsize, 2**31 - 1)
 
 
@@ -43,41 +47,59 @@ def iter_passages(path: str | Path, on_error: str = "raise",
     """Stream the passages of a DPR-style passage TSV.
 
     The first line must be the header ``id<TAB>text<TAB>title`` (always raises otherwise).
-    A record with a field count other than 3 or an empty id raises :class:`DataFormatError`
-    naming the line, or with ``on_error="skip"`` is counted in ``skips``.
+    A record with a field count other than 3, an empty id, a title holding a line break (an
+    unclosed quote in the title, which would take the records after it), or the header line
+    again raises :class:`DataFormatError` naming the line, or with ``on_error="skip"`` is
+    counted in ``skips``. Always raised, even when skipping: a bad record spanning several lines (an
+    unclosed quote takes the lines after it into its field; the error names the lines), bytes
+    that are not UTF-8 (the error names the first bad line; record boundaries after it cannot
+    be trusted) and a TSV error from :mod:`csv`.
     """
     with open(path, encoding="utf-8-sig", newline="") as stream:
         reader = _reader(stream)
-        try:
-            header = next(reader, None)
-        except csv.Error as exc:
-            raise DataFormatError(path, "line 1", "the header id<TAB>text<TAB>title",
-                                  str(exc)) from None
-        if header is None or tuple(header) != HEADER:
-            raise DataFormatError(path, "line 1", "the header id<TAB>text<TAB>title",
-                                  "an empty file" if header is None else preview(header))
+        _check_header(reader, path)
+        header = _HEADER_ROW
         while True:
-            start = reader.line_num + 1
+            first = reader.line_num + 1
             try:
                 row = next(reader)
             except StopIteration:
                 return
             except csv.Error as exc:
-                raise DataFormatError(path, f"line {start}", "a well-formed TSV record",
+                raise DataFormatError(path, f"line {first}", "a well-formed TSV record",
                                       str(exc)) from None
-            if not row:  # a blank line
-                continue
-            if len(row) != 3:
-                handle(DataFormatError(path, f"line {start}", "3 tab-separated fields "
-                                       "(id, text, title)", f"{len(row)} in {preview(row)}"),
-                       on_error, skips)
-                continue
-            passage_id, text, title = row
-            if not passage_id.strip():
-                handle(DataFormatError(path, f"line {start}", "a non-empty passage id",
-                                       preview(passage_id)), on_error, skips)
-                continue
-            yield Passage(passage_id, text, title)
+            except UnicodeDecodeError as exc:
+                raise utf8_error(path, exc) from None
+            if len(row) == 3 and row[0].strip() and "\n" not in row[2] and row != header:
+                yield Passage(*row)
+            elif row:  # not a blank line
+                error = DataFormatError(path, record_lines(first, reader.line_num),
+                                        *_problem(row))
+                handle_record_error(error, first, reader.line_num, on_error, skips)
+
+
+def _check_header(reader: Any, path: str | Path) -> None:
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise DataFormatError(path, "line 1", "the header id<TAB>text<TAB>title",
+                              str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise utf8_error(path, exc) from None
+    if header is None or tuple(header) != HEADER:
+        raise DataFormatError(path, "line 1", "the header id<TAB>text<TAB>title",
+                              "an empty file" if header is None else preview(header))
+
+
+def _problem(row: list[str]) -> tuple[str, str]:
+    """What is wrong with a bad record: ``(expected, got)``."""
+    if len(row) != 3:
+        return "3 tab-separated fields (id, text, title)", f"{len(row)} in {preview(row)}"
+    if row == _HEADER_ROW:
+        return "a passage record (the header only on line 1)", f"the header {preview(row)}"
+    if "\n" in row[2]:  # no title holds a line break: a quote opened in it took later lines
+        return "a title on one line", preview(row[2])
+    return "a non-empty passage id", preview(row[0])
 
 
 def write_passages(path: str | Path, passages: Iterable[Passage]) -> int:
@@ -100,8 +122,14 @@ def write_passages(path: str | Path, passages: Iterable[Passage]) -> int:
 
 
 def count_passages(path: str | Path) -> int:
-    """Number of passage records in a passage TSV (header excluded, no validation)."""
+    """Number of passage records in a passage TSV (header excluded, no validation).
+
+    Bytes that are not UTF-8 raise :class:`DataFormatError` naming the first bad line.
+    """
     with open(path, encoding="utf-8-sig", newline="") as stream:
         reader = _reader(stream)
-        next(reader, None)
-        return sum(1 for row in reader if row)
+        try:
+            next(reader, None)
+            return sum(1 for row in reader if row)
+        except UnicodeDecodeError as exc:
+            raise utf8_error(path, exc) from None

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tasks.io.atomic import atomic_write
-from tasks.io.errors import DataFormatError, SkipCounter, handle, preview
+from tasks.io.errors import DataFormatError, SkipCounter, preview
 from tasks.io.ppdb import open_binary
+from tasks.io.text import handle_record_error, record_lines, utf8_error
 
 HEADER = ("id", "qid1", "qid2", "question1", "question2", "is_duplicate")
 _SPECIAL = frozenset('\t"\r\n')
@@ -60,8 +61,12 @@ def iter_quora_pairs(path: str | Path, duplicates_only: bool = False, on_error: 
 
     A wrong header raises :class:`DataFormatError`. A bad row (wrong number of fields, id not an
     integer, empty question, ``is_duplicate`` not 0/1) raises one naming the file and the line
-    the row starts on, or with ``on_error="skip"`` is counted in ``skips``. With
-    ``duplicates_only`` only the paraphrase pairs (``is_duplicate == 1``) are yielded.
+    the row starts on, or with ``on_error="skip"`` is counted in ``skips``. Always raised, even
+    when skipping: a bad row spanning several lines (an unclosed quote takes the lines after it
+    into its field; the error names the lines), bytes that are not UTF-8 (the error names the
+    first bad line; row boundaries after it cannot be trusted), a TSV error from :mod:`csv` and
+    a broken gzip stream. With ``duplicates_only`` only the paraphrase pairs
+    (``is_duplicate == 1``) are yielded.
     """
     with open_binary(path) as raw, \
             io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
@@ -80,9 +85,9 @@ def iter_quora_pairs(path: str | Path, duplicates_only: bool = False, on_error: 
                 if not row:
                     continue
                 try:
-                    pair = _parse_row(row, path, f"line {line}")
+                    pair = _parse_row(row, path, record_lines(line, reader.line_num))
                 except DataFormatError as error:
-                    handle(error, on_error, skips)
+                    handle_record_error(error, line, reader.line_num, on_error, skips)
                     continue
                 if duplicates_only and not pair.is_duplicate:
                     continue
@@ -94,8 +99,7 @@ def iter_quora_pairs(path: str | Path, duplicates_only: bool = False, on_error: 
             raise DataFormatError(path, f"after line {reader.line_num}", "a complete gzip stream",
                                   str(exc) or type(exc).__name__) from None
         except UnicodeDecodeError as exc:
-            raise DataFormatError(path, f"after line {reader.line_num}", "UTF-8 text",
-                                  exc.reason) from None
+            raise utf8_error(path, exc) from None
 
 
 def _field(value: str) -> str:

@@ -7,13 +7,16 @@ written with ``repr`` so they read back exactly. Errors name the file and the 1-
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tasks.io.atomic import atomic_write
 from tasks.io.errors import DataFormatError, SkipCounter, handle, preview
+from tasks.io.text import numbered_lines
 
 _FIELDS = "6 white-space separated fields (qid Q0 docid rank score tag)"
+_RANK = re.compile(r"[0-9]+")
 
 
 def _check_token(value: str, what: str) -> None:
@@ -48,8 +51,10 @@ def read_trec_run(path: str | Path, on_error: str = "raise",
 
     Raises :class:`DataFormatError` naming the line (or counts it in ``skips`` with
     ``on_error="skip"``) for a line without 6 fields, a second field other than ``Q0``, a rank
-    that is not an integer, a score that is not a number, or a document listed twice for a query.
-    Blank lines are ignored.
+    that is not a non-negative integer written in digits 0-9 only, a score that is not a finite
+    number, or a document listed twice for a query. Blank lines are ignored; a UTF-8 byte-order
+    mark is stripped. Bytes that are not UTF-8 always raise, even when skipping, naming the
+    first bad line.
 
     A well-formed file (as :func:`write_trec_run` writes it) is parsed by Arrow's CSV reader,
     2-3x faster than line by line (``bench/bench_trec.py``); any file that Arrow's stricter
@@ -65,14 +70,15 @@ def read_trec_run(path: str | Path, on_error: str = "raise",
 def _read_well_formed(path: str | Path) -> dict[str, list[tuple[str, float]]] | None:
     """The run of a file in the exact single-space format, or ``None`` when anything in it is
     not (bad field count, white space other than single spaces, a field Arrow does not parse as
-    the line-by-line reader would, ``Q0`` missing, a NaN score, a document twice for a query)."""
+    the line-by-line reader would, ``Q0`` missing, a rank not all digits, a score that is not
+    finite, a document twice for a query, bytes that are not UTF-8)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyarrow import csv
 
     names = ["qid", "q0", "docid", "rank", "score", "tag"]
-    types = {"qid": pa.string(), "q0": pa.string(), "docid": pa.string(), "rank": pa.int64(),
+    types = {"qid": pa.string(), "q0": pa.string(), "docid": pa.string(), "rank": pa.string(),
              "score": pa.float64(), "tag": pa.string()}
     try:
         table = csv.read_csv(
@@ -83,11 +89,16 @@ def _read_well_formed(path: str | Path) -> dict[str, list[tuple[str, float]]] | 
             convert_options=csv.ConvertOptions(column_types=types, null_values=[],
                                                strings_can_be_null=False,
                                                quoted_strings_can_be_null=False))
+        rank_text = table["rank"]
+        if not pc.all(pc.match_substring_regex(rank_text, "^[0-9]+$")).as_py():
+            return None
+        rank = pc.cast(rank_text, pa.int64())        # ArrowInvalid past int64
     except (pa.ArrowInvalid, UnicodeDecodeError):
         return None
     if table.num_rows == 0:
         return None
-    if not pc.all(pc.equal(table["q0"], "Q0")).as_py() or pc.any(pc.is_nan(table["score"])).as_py():
+    if (not pc.all(pc.equal(table["q0"], "Q0")).as_py()
+            or not pc.all(pc.is_finite(table["score"])).as_py()):
         return None
     qids = table["qid"].combine_chunks().dictionary_encode()
     docs = table["docid"].combine_chunks().dictionary_encode()
@@ -99,7 +110,7 @@ def _read_well_formed(path: str | Path) -> dict[str, list[tuple[str, float]]] | 
     pairs = np.sort(query * len(docs.dictionary) + docs.indices.to_numpy())
     if (pairs[1:] == pairs[:-1]).any():
         return None
-    rank = table["rank"].to_numpy()
+    rank = rank.to_numpy()
     order = np.argsort(rank, kind="stable")
     order = order[np.argsort(query[order], kind="stable")]
     starts = np.searchsorted(query[order], np.arange(len(qids.dictionary) + 1))
@@ -122,39 +133,39 @@ def _read_line_by_line(path: str | Path, on_error: str,
     """:func:`read_trec_run` one line at a time: every check with the line it fails on."""
     ranked: dict[str, list[tuple[int, str, float]]] = {}
     seen: dict[tuple[str, str], int] = {}
-    with open(path, encoding="utf-8") as stream:
-        for lineno, line in enumerate(stream, start=1):
-            fields = line.split()
-            if not fields:
-                continue
-            where = f"line {lineno}"
-            try:
-                if len(fields) != 6:
-                    raise DataFormatError(path, where, _FIELDS,
-                                          f"{len(fields)} in {preview(line.rstrip())}")
-                qid, q0, docid, rank_text, score_text, _tag = fields
-                if q0 != "Q0":
-                    raise DataFormatError(path, where, "'Q0' as the second field", preview(q0))
-                try:
-                    rank = int(rank_text)
-                except ValueError:
-                    raise DataFormatError(path, where, "an integer rank",
-                                          preview(rank_text)) from None
-                try:
-                    score = float(score_text)
-                except ValueError:
-                    raise DataFormatError(path, where, "a numeric score",
-                                          preview(score_text)) from None
-                if math.isnan(score):
-                    raise DataFormatError(path, where, "a numeric score", preview(score_text))
-                if (qid, docid) in seen:
-                    raise DataFormatError(path, where, "each document once per query",
-                                          f"{docid} again for {qid} (first on line "
-                                          f"{seen[qid, docid]})")
-            except DataFormatError as error:
-                handle(error, on_error, skips)
-                continue
-            seen[qid, docid] = lineno
-            ranked.setdefault(qid, []).append((rank, docid, score))
+    for lineno, line in numbered_lines(path):
+        fields = line.split()
+        if not fields:
+            continue
+        try:
+            qid, docid, rank, score = _parse_line(fields, line, path, f"line {lineno}")
+            if (qid, docid) in seen:
+                raise DataFormatError(path, f"line {lineno}", "each document once per query",
+                                      f"{docid} again for {qid} (first on line "
+                                      f"{seen[qid, docid]})")
+        except DataFormatError as error:
+            handle(error, on_error, skips)
+            continue
+        seen[qid, docid] = lineno
+        ranked.setdefault(qid, []).append((rank, docid, score))
     return {qid: [(docid, score) for _, docid, score in sorted(rows, key=lambda r: r[0])]
             for qid, rows in ranked.items()}
+
+
+def _parse_line(fields: list[str], line: str, path: str | Path,
+                where: str) -> tuple[str, str, int, float]:
+    """``(qid, docid, rank, score)`` of a run line split into ``fields``."""
+    if len(fields) != 6:
+        raise DataFormatError(path, where, _FIELDS, f"{len(fields)} in {preview(line.rstrip())}")
+    qid, q0, docid, rank_text, score_text, _tag = fields
+    if q0 != "Q0":
+        raise DataFormatError(path, where, "'Q0' as the second field", preview(q0))
+    if not _RANK.fullmatch(rank_text):
+        raise DataFormatError(path, where, "an integer rank (digits only)", preview(rank_text))
+    try:
+        score = float(score_text)
+    except ValueError:
+        raise DataFormatError(path, where, "a numeric score", preview(score_text)) from None
+    if not math.isfinite(score):
+        raise DataFormatError(path, where, "a finite score", preview(score_text))
+    return qid, docid, int(rank_text), score

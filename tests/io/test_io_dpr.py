@@ -85,6 +85,10 @@ def test_qa_csv_reads_python_literals(tmp_path: Path) -> None:
     ("q\t[broken", r"line 2: expected a JSON or Python list literal of answers"),
     ("q\t[]", r"line 2, answers: expected a non-empty answers list"),
     ("q\t[1, 2]", r"line 2, answers\[0\]: expected a string answer; got 1"),
+    ("q\t{[]}", r"line 2: expected a JSON or Python list literal of answers"),
+    ("q\t{[1]: 2}", r"line 2: expected a JSON or Python list literal of answers"),
+    pytest.param("q\t" + "[" * 100_000, r"line 2: expected a JSON or Python list literal",
+                 id="deeply-nested"),
 ])
 def test_qa_csv_errors(tmp_path: Path, line: str, pattern: str) -> None:
     path = tmp_path / "nq-test.qa.csv"
@@ -94,6 +98,26 @@ def test_qa_csv_errors(tmp_path: Path, line: str, pattern: str) -> None:
     skips = SkipCounter("qa")
     assert [r.question for r in iter_qa_csv(path, on_error="skip", skips=skips)] == ["ok", "ok2"]
     assert skips.total == 1
+
+
+def test_qa_csv_unclosed_quote_raises_naming_the_lines(tmp_path: Path) -> None:
+    path = tmp_path / "nq-test.qa.csv"
+    path.write_bytes(b"ok\t['a']\n\"who?\t['b']\nwhat?\t['c']\nwhere?\t['d']\n")
+    message = (r"nq-test\.qa\.csv, lines 2-4: expected 2 tab-separated fields \(question, "
+               r"answer list\); got 1 in .* \(a quote opened on line 2 is never closed\?\)$")
+    with pytest.raises(DataFormatError, match=message):
+        list(iter_qa_csv(path))
+    with pytest.raises(DataFormatError, match=message):
+        list(iter_qa_csv(path, on_error="skip", skips=SkipCounter("qa")))
+
+
+def test_qa_csv_multi_line_question_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "nq-test.qa.csv"
+    path.write_bytes(b'"two\nlines"\t["a"]\nbad\n ok\t["b"]\n')
+    skips = SkipCounter("qa")
+    assert list(iter_qa_csv(path, on_error="skip", skips=skips)) == [("two\nlines", ("a",)),
+                                                                     (" ok", ("b",))]
+    assert skips.total == 1 and "line 3: expected 2 tab-separated fields" in skips.examples[0]
 
 
 RESULTS = [

@@ -104,3 +104,47 @@ def test_json_collection_errors(tmp_path: Path) -> None:
     assert [d.id for d in iter_json_collection(out, "skip", skips)] == ["1"]
     assert skips.total == 2
     assert "line 3: expected one JSON value per line" in skips.examples[1]
+
+
+def test_unclosed_quote_raises_naming_the_lines_even_when_skipping(tmp_path: Path) -> None:
+    """csv's non-strict dialect takes every line after an unclosed quote into the field; a bad
+    record spanning several lines is an error in skip mode too (its neighbours went into it)."""
+    path = tmp_path / "psgs.tsv"
+    path.write_bytes(b'id\ttext\ttitle\n1\t"unterminated\tT\n2\tt\tT\n3\tt\tT\n4\tt\tT\n')
+    message = (r"psgs\.tsv, lines 2-5: expected 3 tab-separated fields \(id, text, title\); "
+               r"got 2 in .* \(a quote opened on line 2 is never closed\?\)$")
+    with pytest.raises(DataFormatError, match=message):
+        list(iter_passages(path))
+    with pytest.raises(DataFormatError, match=message):
+        list(iter_passages(path, on_error="skip", skips=SkipCounter("passages")))
+
+
+def test_unclosed_quote_in_a_title_is_not_taken_for_a_long_title(tmp_path: Path) -> None:
+    """A quote opened in the last field takes the later lines into a 3-field record that
+    would pass; no title holds a line break, so it is the same error as above."""
+    path = tmp_path / "psgs.tsv"
+    path.write_bytes(b'id\ttext\ttitle\n1\tt\t"T\n2\tt\tT\n3\tt\tT\n')
+    with pytest.raises(DataFormatError, match=r"psgs\.tsv, lines 2-4: expected a title on one "
+                       r"line; got .* \(a quote opened on line 2 is never closed\?\)$"):
+        list(iter_passages(path, on_error="skip", skips=SkipCounter("passages")))
+
+
+def test_valid_multi_line_record_and_single_line_skips(tmp_path: Path) -> None:
+    path = tmp_path / "psgs.tsv"
+    path.write_bytes(b'id\ttext\ttitle\n1\t"two\nlines"\tT\n2\tbad\n3\tt\tT\n')
+    skips = SkipCounter("passages")
+    kept = list(iter_passages(path, on_error="skip", skips=skips))
+    assert kept == [Passage("1", "two\nlines", "T"), Passage("3", "t", "T")]
+    assert skips.total == 1 and "line 4: expected 3 tab-separated fields" in skips.examples[0]
+
+
+def test_repeated_header_is_a_bad_record(tmp_path: Path) -> None:
+    path = tmp_path / "psgs.tsv"
+    path.write_bytes(b"id\ttext\ttitle\n1\tt\tT\nid\ttext\ttitle\n2\tu\tU\n")
+    with pytest.raises(DataFormatError, match=r"psgs\.tsv, line 3: expected a passage record "
+                                              r"\(the header only on line 1\); got the header "
+                                              r"\['id', 'text', 'title'\]"):
+        list(iter_passages(path))
+    skips = SkipCounter("passages")
+    assert [p.id for p in iter_passages(path, on_error="skip", skips=skips)] == ["1", "2"]
+    assert skips.total == 1

@@ -51,8 +51,16 @@ def test_trec_sorted_by_rank(tmp_path: Path) -> None:
                        r"score tag\); got 5"),
     ("q1 d2 2 1.0 tag", r"line 2: expected 6 white-space separated fields"),
     ("q1 X d2 2 1.0 tag", r"line 2: expected 'Q0' as the second field; got 'X'"),
-    ("q1 Q0 d2 two 1.0 tag", r"line 2: expected an integer rank; got 'two'"),
+    ("q1 Q0 d2 two 1.0 tag", r"line 2: expected an integer rank \(digits only\); got 'two'"),
+    ("q1 Q0 d2 1_0 1.0 tag", r"line 2: expected an integer rank \(digits only\); got '1_0'"),
+    ("q1 Q0 d2 +2 1.0 tag", r"line 2: expected an integer rank \(digits only\); got '\+2'"),
+    ("q1 Q0 d2 -2 1.0 tag", r"line 2: expected an integer rank \(digits only\); got '-2'"),
+    ("q1 Q0 d2 0x2 1.0 tag", r"line 2: expected an integer rank \(digits only\); got '0x2'"),
     ("q1 Q0 d2 2 high tag", r"line 2: expected a numeric score; got 'high'"),
+    ("q1 Q0 d2 2 nan tag", r"line 2: expected a finite score; got 'nan'"),
+    ("q1 Q0 d2 2 inf tag", r"line 2: expected a finite score; got 'inf'"),
+    ("q1 Q0 d2 2 -Infinity tag", r"line 2: expected a finite score; got '-Infinity'"),
+    ("q1 Q0 d2 2 1e999 tag", r"line 2: expected a finite score; got '1e999'"),
     ("q1 Q0 d1 2 1.0 tag", r"line 2: expected each document once per query; got d1 again for q1"),
 ])
 def test_trec_errors(tmp_path: Path, line: str, pattern: str) -> None:
@@ -64,6 +72,20 @@ def test_trec_errors(tmp_path: Path, line: str, pattern: str) -> None:
     assert read_trec_run(path, on_error="skip", skips=skips) == {"q1": [("d1", 2.0),
                                                                         ("d3", 0.5)]}
     assert skips.total == 1
+
+
+def test_trec_bom_is_stripped_on_both_paths(tmp_path: Path) -> None:
+    path = tmp_path / "run.trec"
+    path.write_bytes("\ufeffq1 Q0 d1 1 2.5 run\nq1 Q0 d2 2 1.5 run\n".encode())
+    expected = {"q1": [("d1", 2.5), ("d2", 1.5)]}
+    assert _read_well_formed(path) == _read_line_by_line(path, "raise", None) == expected
+    path.write_bytes("\ufeffq1 Q0 d1 1 2.5 run\nq1\tQ0\td2\t2\t1.5\trun\n".encode())
+    assert _read_well_formed(path) is None and read_trec_run(path) == expected
+    path.write_bytes("\ufeffq1 Q0 d1 1 2.5 run\nq1\tQ0\td1\t2\t1.5\trun\n".encode())
+    with pytest.raises(DataFormatError, match=r"run\.trec, line 2: expected each document "
+                                              r"once per query; got d1 again for q1 \(first "
+                                              r"on line 1\)"):
+        read_trec_run(path)
 
 
 def test_trec_fast_reader_equals_the_line_by_line_one(tmp_path: Path) -> None:
@@ -109,6 +131,11 @@ def test_trec_white_space_class_is_that_of_str_split() -> None:
     "q1 Q0 d2 +2 1.0 tag",                  # Python's int() reads it, Arrow need not
     "q1 Q0 d2 2 1_0 tag",                   # Python's float() reads it, Arrow does not
     "q1 Q0 d2 2 nan tag",
+    "q1 Q0 d2 2 inf tag",
+    "q1 Q0 d2 2 1e999 tag",                 # a finite literal, an infinite float
+    "q1 Q0 d2 0x2 1.0 tag",                 # Arrow reads a hex rank, int() does not
+    "q1 Q0 d2 -2 1.0 tag",
+    "q1 Q0 d2 99999999999999999999 1.0 tag",  # past int64
     "q1 Q0 d1 2 1.0 tag",                   # d1 twice
     '"q1" Q0 d2 2 1.0 tag',                 # quotes are part of the id
 ])
