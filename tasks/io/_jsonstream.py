@@ -14,14 +14,36 @@ import ijson
 
 from tasks.io.atomic import atomic_write
 from tasks.io.errors import DataFormatError, SkipCounter, handle, preview
+from tasks.io.text import first_invalid_utf8_line, utf8_error
 
 _WHITESPACE = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
 
 
 def _first_line(message: object) -> str:
-    text = str(message).strip()
+    """The first line of an error's message (yajl's may be ``bytes``: decoded, not a repr)."""
+    if isinstance(message, BaseException) and len(message.args) == 1 \
+            and isinstance(message.args[0], bytes):
+        text = message.args[0].decode("utf-8", "backslashreplace").strip()
+    else:
+        text = str(message).strip()
     return text.splitlines()[0] if text else type(message).__name__
+
+
+def _is_utf8_error(exc: ijson.JSONError) -> bool:
+    """Whether ijson's error is yajl's "invalid bytes in UTF8 string" (its message may be
+    ``bytes``, with the offending bytes in a caret drawing)."""
+    message = exc.args[0] if exc.args else ""
+    if isinstance(message, bytes):
+        message = message.decode("utf-8", "replace")
+    return "invalid bytes in UTF8" in str(message)
+
+
+def _record_utf8_error(path: str | Path, record: int,
+                       exc: UnicodeDecodeError | None = None) -> DataFormatError:
+    """:func:`~tasks.io.text.utf8_error` (the line and byte) with the record index added."""
+    error = utf8_error(path, exc)
+    return DataFormatError(path, f"record {record}, {error.where}", error.expected, error.got)
 
 
 def _content_start(stream: IO[bytes]) -> tuple[int, bytes]:
@@ -44,7 +66,8 @@ def iter_json_array(path: str | Path, what: str = "a JSON array") -> Iterator[tu
 
     Numbers come back as ``int`` or ``float``. A file that does not start with ``[`` raises
     :class:`DataFormatError` (``what`` says what was expected); so does broken JSON, naming the
-    record index it happened in. Items before the break are yielded first.
+    record index it happened in (and for bytes that are not UTF-8, the line and byte). Items
+    before the break are yielded first.
     """
     with open(path, "rb") as stream:
         start, head = _content_start(stream)
@@ -60,11 +83,12 @@ def iter_json_array(path: str | Path, what: str = "a JSON array") -> Iterator[tu
             except StopIteration:
                 return
             except ijson.JSONError as exc:
+                if _is_utf8_error(exc) and first_invalid_utf8_line(path) is not None:
+                    raise _record_utf8_error(path, index + 1) from None
                 raise DataFormatError(path, f"record {index + 1}", f"well-formed JSON ({what})",
                                       _first_line(exc)) from None
             except UnicodeDecodeError as exc:
-                raise DataFormatError(path, f"record {index + 1}", "UTF-8 text",
-                                      f"{exc.reason} at byte {exc.start}") from None
+                raise _record_utf8_error(path, index + 1, exc) from None
             index += 1
             yield index, item
 

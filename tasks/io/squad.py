@@ -5,6 +5,8 @@ answer_start}]}]}]}]}``. :func:`read_squad` keeps the parsed JSON itself (valida
 typed views of it, so that read -> :func:`write_squad` gives back the same JSON content with the
 same key order per object and any extra keys a file carries (the paraphrased sets put ``qas``
 before ``context``, the official ones after). Predictions are ``{question_id: answer_text}``.
+A key repeated in a JSON object of either file (a question id given twice) is an error naming
+the object, not resolved silently to the last value.
 """
 
 from __future__ import annotations
@@ -75,17 +77,69 @@ class SquadDataset:
         return {question.id: question for question in self.questions()}
 
 
-def _load_json(path: str | Path) -> Any:
+class _RepeatedKeys(dict):
+    """A parsed JSON object that had a key more than once (``repeated``: key -> count)."""
+
+    __slots__ = ("repeated",)
+
+
+def _find_repeated(value: Any) -> tuple[str, _RepeatedKeys] | None:
+    """The record path (``data[0].paragraphs[2]``, ``top level``) of the first object in
+    document order that had a repeated key, and the object (walked only when there is one)."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, _RepeatedKeys):
+            return where or "top level", item
+        if isinstance(item, dict):
+            children = [(f"{where}.{key}" if where else str(key), child)
+                        for key, child in item.items()]
+        elif isinstance(item, list):
+            children = [(f"{where}[{i}]", child) for i, child in enumerate(item)]
+        else:
+            continue
+        stack.extend(reversed(children))
+    return None
+
+
+def _load_json(path: str | Path, top_level_keys: str | None = None) -> Any:
+    """Parse a whole JSON file (UTF-8, BOM allowed). A key repeated in an object (which
+    :mod:`json` resolves silently to the last value) is an error naming the object's record
+    path and the keys (``top_level_keys``, e.g. "question id", names what the keys of the
+    top-level object are)."""
     try:
         text = Path(path).read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DataFormatError(path, f"byte {exc.start}", "UTF-8 encoded JSON",
                               exc.reason) from None
+    repeated = False
+
+    def object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal repeated
+        obj = dict(pairs)
+        if len(obj) == len(pairs):  # the common case: one len() per object
+            return obj
+        repeated = True
+        marked = _RepeatedKeys(obj)
+        counts: dict[str, int] = {}
+        for key, _ in pairs:
+            counts[key] = counts.get(key, 0) + 1
+        marked.repeated = {key: n for key, n in counts.items() if n > 1}
+        return marked
+
     try:
-        return json.loads(text)
+        value = json.loads(text, object_pairs_hook=object_pairs)
     except json.JSONDecodeError as exc:
         raise DataFormatError(path, f"line {exc.lineno}, column {exc.colno}", "valid JSON",
                               exc.msg) from None
+    found = _find_repeated(value) if repeated else None
+    if found is not None:
+        where, obj = found
+        expected = (f"each {top_level_keys} once" if where == "top level" and top_level_keys
+                    else "each key once in a JSON object")
+        raise DataFormatError(path, where, expected, ", ".join(
+            f"{preview(key)} {n} times" for key, n in obj.repeated.items()))
+    return value
 
 
 def _is_int(value: Any) -> bool:
@@ -100,6 +154,8 @@ def _check_qa(qa: Any, context: str, path: str, where: str) -> str:
     if not isinstance(qid, str):
         got = "no 'id'" if "id" not in qa else f"id {preview(qid)}"
         raise DataFormatError(path, where, _QA_KEYS, got)
+    if not qid:
+        raise DataFormatError(path, where, "a non-empty 'id'", "''")
     where = f"{where} (question id {qid!r})"
     for key, kind in (("question", str), ("answers", list)):
         if key not in qa:
@@ -107,6 +163,8 @@ def _check_qa(qa: Any, context: str, path: str, where: str) -> str:
         if not isinstance(qa[key], kind):
             raise DataFormatError(path, where, _QA_KEYS,
                                   f"{key!r} of type {type(qa[key]).__name__}")
+    if not qa["question"]:
+        raise DataFormatError(path, where, "a non-empty 'question'", "''")
     for a, answer in enumerate(qa["answers"]):
         if not isinstance(answer, dict):
             raise DataFormatError(path, f"{where}, answers[{a}]", _ANSWER_KEYS,
@@ -119,6 +177,9 @@ def _check_qa(qa: Any, context: str, path: str, where: str) -> str:
         if not isinstance(text, str):
             raise DataFormatError(path, f"{where}, answers[{a}]", "a string 'text'",
                                   preview(text))
+        if not text:
+            raise DataFormatError(path, f"{where}, answers[{a}]", "a non-empty answer 'text'",
+                                  "''")
         if not _is_int(start):
             raise DataFormatError(path, f"{where}, answers[{a}]",
                                   "an integer 'answer_start'", preview(start))
@@ -143,8 +204,8 @@ def validate_squad(raw: Any, path: str | Path = "<squad>", on_error: str = "rais
     list) always raise. A bad article, paragraph or question raises :class:`DataFormatError`
     naming its record path (``data[3].paragraphs[0].qas[2]``) and question id, or with
     ``on_error="skip"`` is counted in ``skips`` and removed from ``raw`` (in place; the other
-    objects and their key order are left as they are). A repeated question id is an error of
-    the later question.
+    objects and their key order are left as they are). Ids, questions and answer texts must be
+    non-empty strings. A repeated question id is an error of the later question.
     """
     path = str(path)
     if not isinstance(raw, dict):
@@ -272,10 +333,11 @@ def read_predictions(path: str | Path, on_error: str = "raise",
                      skips: SkipCounter | None = None) -> dict[str, str]:
     """Read a predictions file ``{question_id: answer_text}``.
 
-    Raises :class:`DataFormatError` when the file is not a JSON object; a non-string answer
-    raises too, or with ``on_error="skip"`` is counted in ``skips`` and left out.
+    Raises :class:`DataFormatError` when the file is not a JSON object or has a question id
+    more than once (naming the ids); a non-string answer raises too, or with
+    ``on_error="skip"`` is counted in ``skips`` and left out.
     """
-    raw = _load_json(path)
+    raw = _load_json(path, top_level_keys="question id")
     if not isinstance(raw, dict):
         raise DataFormatError(path, "top level", "a JSON object {question_id: answer_text}",
                               f"a {type(raw).__name__}")

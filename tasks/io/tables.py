@@ -77,14 +77,35 @@ def write_table(path: str | Path, table_or_rows: TableLike,
 def read_table(path: str | Path, columns: list[str] | None = None) -> pa.Table:
     """Read a Parquet file (optionally only ``columns``), schema metadata included.
 
-    A file that is not Parquet raises :class:`DataFormatError`.
+    A file that is not Parquet raises :class:`DataFormatError`; so does a name in ``columns``
+    that is not a column of the file (naming the missing ones and the file's columns). As in
+    pyarrow, ``"a.b"`` names the field ``b`` of a struct column ``a``.
     """
     try:
-        return pq.ParquetFile(path).read(columns=columns)
+        parquet = pq.ParquetFile(path)
+        if columns is not None:
+            _check_columns(path, parquet, columns)
+        return parquet.read(columns=columns)
     except (pa.ArrowInvalid, pa.ArrowIOError) as exc:
         if isinstance(exc, FileNotFoundError):
             raise
         raise DataFormatError(path, "file", "a Parquet file", str(exc).splitlines()[0]) from None
+
+
+def _check_columns(path: str | Path, parquet: pq.ParquetFile, columns: list[str]) -> None:
+    """Raise :class:`DataFormatError` for names in ``columns`` that select nothing (pyarrow
+    ignores them): a name must be a column, or a dotted path (prefix) into a nested one."""
+    if isinstance(columns, str):
+        raise TypeError(f"columns must be a list of names, not the string {columns!r}")
+    known: set[str] = set(parquet.schema_arrow.names)
+    schema = parquet.schema
+    for i in range(len(schema)):
+        parts = schema.column(i).path.split(".")
+        known.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
+    missing = [name for name in columns if name not in known]
+    if missing:
+        raise DataFormatError(path, "columns", f"columns {missing}",
+                              f"a file with columns {parquet.schema_arrow.names}")
 
 
 def table_fingerprint(path: str | Path) -> str:

@@ -7,7 +7,8 @@ unanswerable questions have no v1.1 score). Predictions are ``{question_id: answ
 (:func:`tasks.io.squad.read_predictions`: anything else is an error naming the file and id).
 EM/F1 are the official v1.1 script's (:mod:`tasks.evaluation.squad_metrics`); a question without
 a prediction scores 0 and is listed; predictions for ids not in the dataset are ignored and
-counted.
+counted. A dataset without questions (no EM/F1: the official script divides by zero) is a
+:class:`DataFormatError` naming its file.
 """
 
 from __future__ import annotations
@@ -54,8 +55,19 @@ def read_squad_v11(path: str | Path) -> SquadDataset:
     return dataset
 
 
+def _require_questions(dataset: SquadDataset) -> None:
+    """A dataset without questions has no EM/F1 (the official script divides by zero)."""
+    if len(dataset) == 0:
+        raise DataFormatError(dataset.path or "<squad>", "top level", "at least one question",
+                              "none")
+
+
 def score_predictions(dataset: SquadDataset, predictions: Mapping[str, str]) -> ScoreReport:
-    """EM/F1 (percent) of ``predictions`` over every question of ``dataset``."""
+    """EM/F1 (percent) of ``predictions`` over every question of ``dataset``.
+
+    A dataset without questions raises :class:`DataFormatError` naming its file.
+    """
+    _require_questions(dataset)
     scores = evaluate_squad(iter_squad_v11(dataset.raw), predictions)
     known = {qid for qid, _ in iter_squad_v11(dataset.raw)}
     extra = tuple(qid for qid in predictions if qid not in known)
@@ -64,8 +76,10 @@ def score_predictions(dataset: SquadDataset, predictions: Mapping[str, str]) -> 
 
 
 def score_prediction_file(data_path: str | Path, predictions_path: str | Path) -> ScoreReport:
-    """:func:`score_predictions` of two files (both validated first)."""
+    """:func:`score_predictions` of two files (both validated first, the dataset first: a
+    file without questions is an error naming it)."""
     dataset = read_squad_v11(data_path)
+    _require_questions(dataset)
     return score_predictions(dataset, read_predictions(predictions_path))
 
 

@@ -123,3 +123,29 @@ def test_tables_orig_vs_para(tmp_path):
     assert json.loads((tmp_path / "m.json").read_text())["squad_dev"]["tiny"]["f1"] == 60.0
     assert discover_paraphrase_sets(tmp_path / "absent") == {}
     assert discover_paraphrase_sets(None) == {}
+
+
+@pytest.mark.parametrize("data", [
+    [],
+    [{"title": "Ada", "paragraphs": []}],
+    [{"title": "Ada", "paragraphs": [{"context": CONTEXT, "qas": []}]}],
+])
+def test_a_squad_file_without_questions_is_a_data_error(tmp_path, data):
+    path = tmp_path / "empty.json"
+    path.write_text(json.dumps({"version": "1.1", "data": data}))
+    preds = write_predictions(tmp_path / "p.json", {"1": "London"})
+    message = f"{path}, top level: expected at least one question; got none"
+    with pytest.raises(DataFormatError) as info:
+        score_prediction_file(path, preds)
+    assert str(info.value) == message
+    result = CliRunner().invoke(app, ["eval", "squad", str(path), str(preds)])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == f"error: {message}"
+
+
+def test_cli_refuses_repeated_prediction_ids(tmp_path):
+    data = _squad(tmp_path / "d.json", QUESTIONS)
+    (tmp_path / "p.json").write_text('{"1": "London", "1": "Paris"}')
+    result = CliRunner().invoke(app, ["eval", "squad", str(data), str(tmp_path / "p.json")])
+    assert result.exit_code == 2, result.output
+    assert "p.json, top level: expected each question id once; got '1' 2 times" in result.output
