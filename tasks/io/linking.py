@@ -45,6 +45,22 @@ def _parse(value: Any, path: str | Path, where: str) -> LinkedQuestion:
     return LinkedQuestion(question, tuple(entities), qid)
 
 
+def iter_numbered_linked_questions(path: str | Path, on_error: str = "raise",
+                                   skips: SkipCounter | None = None
+                                   ) -> Iterator[tuple[int, LinkedQuestion]]:
+    """Like :func:`iter_linked_questions`, with the 1-based file line of each question (blank
+    and skipped lines counted), for callers that report errors of their own, such as a
+    repeated ``id`` where questions are keyed by it (the reader does not check ids: they are
+    optional and only some consumers key by them)."""
+    for lineno, value in iter_jsonl(path, on_error, skips):
+        try:
+            item = _parse(value, path, f"line {lineno}")
+        except DataFormatError as error:
+            handle(error, on_error, skips)
+            continue
+        yield lineno, item
+
+
 def iter_linked_questions(path: str | Path, on_error: str = "raise",
                           skips: SkipCounter | None = None) -> Iterator[LinkedQuestion]:
     """Stream the linked questions of an entity-linking JSONL file.
@@ -52,11 +68,8 @@ def iter_linked_questions(path: str | Path, on_error: str = "raise",
     A malformed line raises :class:`DataFormatError` naming file and line, or with
     ``on_error="skip"`` is counted in ``skips``.
     """
-    for lineno, value in iter_jsonl(path, on_error, skips):
-        try:
-            yield _parse(value, path, f"line {lineno}")
-        except DataFormatError as error:
-            handle(error, on_error, skips)
+    for _, item in iter_numbered_linked_questions(path, on_error, skips):
+        yield item
 
 
 def write_linked_questions(path: str | Path, items: Iterable[LinkedQuestion]) -> Path:

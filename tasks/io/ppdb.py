@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import gzip as _gzip
 import io
+import math
 import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -74,7 +75,8 @@ def open_binary(path: str | Path) -> Iterator[BinaryIO]:
 def iter_lines(path: str | Path) -> Iterator[tuple[int, str | DataFormatError]]:
     """Yield ``(line number, text)`` for each line of a (possibly gzipped) UTF-8 file.
 
-    The line ending is removed. A line that is not valid UTF-8 is yielded as a
+    The line ending is removed, and so is a UTF-8 byte order mark at the start of line 1 (as
+    ``utf-8-sig`` does for the csv/json readers). A line that is not valid UTF-8 is yielded as a
     :class:`DataFormatError` instead of text so the caller can skip it; a corrupt gzip stream
     raises one (other I/O errors propagate unchanged).
     """
@@ -83,7 +85,7 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str | DataFormatError]]:
         with open_binary(path) as stream:
             for lineno, raw in enumerate(stream, start=1):  # noqa: B007
                 try:
-                    text = raw.decode("utf-8")
+                    text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
                 except UnicodeDecodeError as exc:
                     yield lineno, DataFormatError(path, f"line {lineno}", "UTF-8 text",
                                                   f"{exc.reason} at byte {exc.start}")
@@ -95,27 +97,40 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str | DataFormatError]]:
 
 
 def parse_ppdb_line(line: str, path: str | Path = "<string>", lineno: int = 1) -> PPDBRule:
-    """Parse one PPDB line; raise :class:`DataFormatError` naming ``path`` and ``lineno``."""
+    """Parse one PPDB line; raise :class:`DataFormatError` naming ``path`` and ``lineno``.
+
+    LHS, PHRASE and PARAPHRASE must be non-empty, each feature may appear once, and
+    ``PPDB2.0Score`` must be a finite number (a NaN score would otherwise slip through
+    ``min_score`` filtering uncounted).
+    """
     where = f"line {lineno}"
     fields = line.split(SEPARATOR)
     if len(fields) != 6:
         raise DataFormatError(path, where, _FIELDS, f"{len(fields)} fields in {preview(line)}")
     lhs, phrase, paraphrase, feature_text, alignment_text, entailment = fields
+    for name, value in (("LHS", lhs), ("PHRASE", phrase), ("PARAPHRASE", paraphrase)):
+        if not value.strip():
+            raise DataFormatError(path, where, f"a non-empty {name}", preview(value))
     features: dict[str, str] = {}
     for item in feature_text.split():
         name, eq, value = item.partition("=")
         if not eq or not name:
             raise DataFormatError(path, where, "FEATURES as space-separated name=value items",
                                   preview(item))
+        if name in features:
+            raise DataFormatError(path, where, "each feature once", f"{name!r} twice")
         features[name] = value
     if SCORE_FEATURE not in features:
         raise DataFormatError(path, where, f"a {SCORE_FEATURE}=<number> feature",
                               f"features {preview(sorted(features), 120)}")
     try:
-        float(features[SCORE_FEATURE])
+        score = float(features[SCORE_FEATURE])
     except ValueError:
         raise DataFormatError(path, where, f"a numeric {SCORE_FEATURE}",
                               preview(features[SCORE_FEATURE])) from None
+    if not math.isfinite(score):
+        raise DataFormatError(path, where, f"a finite numeric {SCORE_FEATURE}",
+                              preview(features[SCORE_FEATURE]))
     alignment = []
     for item in alignment_text.split():
         match = _ALIGNMENT_ITEM.fullmatch(item)

@@ -221,15 +221,33 @@ def _list(value: Any, inner: str) -> list[Any]:
     return value
 
 
+def _docid(value: Mapping[str, Any]) -> str | None:
+    """The document's ``docid`` as a string; ``None`` when it is absent or null."""
+    docid = value.get("docid")
+    if docid is None:
+        return None
+    if isinstance(docid, int) and not isinstance(docid, bool):
+        return str(docid)
+    if isinstance(docid, str) and docid:
+        return docid
+    raise _Invalid("docid", "a non-empty string or an integer (or null)", preview(docid))
+
+
 def parse_trex_document(value: Any, path: str | Path = "<T-REx>", index: int = 0) -> TrexDocument:
-    """Validate one decoded T-REx document; :class:`DataFormatError` names file and index."""
-    docid_text = "?"
-    if isinstance(value, Mapping) and isinstance(value.get("docid"), str | int):
-        docid_text = str(value["docid"])
-    where = f"document {index} (docid {docid_text!r})"
+    """Validate one decoded T-REx document; :class:`DataFormatError` names file and index.
+
+    A missing or null ``docid`` is taken from the last segment of ``uri``, and a missing or
+    null ``title`` is ``""``; a ``docid`` that is not a non-empty string or an integer, or a
+    ``title`` that is not a string, is an error.
+    """
+    docid: str | None = None
+    where = f"document {index} (docid ?)"
     try:
         if not isinstance(value, Mapping):
             raise _Invalid("", "a document object", preview(value))
+        docid = _docid(value)
+        if docid is not None:
+            where = f"document {index} (docid {docid!r})"
         missing = [key for key in ("uri", "text", "triples") if key not in value]
         if missing:
             raise _Invalid("", "a document with 'uri', 'text' and 'triples'",
@@ -239,9 +257,11 @@ def parse_trex_document(value: Any, path: str | Path = "<T-REx>", index: int = 0
             raise _Invalid("text", "a string", preview(text))
         if not isinstance(uri, str) or not uri:
             raise _Invalid("uri", "a non-empty URI string", preview(uri))
-        title = value.get("title") or ""
-        if not isinstance(title, str):
-            raise _Invalid("title", "a string", preview(title))
+        title = value.get("title")
+        if title is None:
+            title = ""
+        elif not isinstance(title, str):
+            raise _Invalid("title", "a string or null", preview(title))
         limit = _utf16_length(text)
         bounds: dict[str, tuple[tuple[int, int], ...]] = {}
         for key in ("words_boundaries", "sentences_boundaries"):
@@ -258,7 +278,7 @@ def parse_trex_document(value: Any, path: str | Path = "<T-REx>", index: int = 0
         place = f"{where}, {problem.inner}" if problem.inner else where
         raise DataFormatError(path, place, problem.expected, problem.got) from None
     return TrexDocument(
-        docid=docid_text if docid_text != "?" else _last_segment(uri),
+        docid=docid if docid is not None else _last_segment(uri),
         uri=uri,
         title=title,
         text=text,

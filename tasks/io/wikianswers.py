@@ -42,6 +42,9 @@ def parse_wikianswers_line(line: str, path: str | Path = "<string>",
     if len(fields) != 3:
         raise DataFormatError(path, where, _FIELDS, f"{len(fields)} fields in {preview(line)}")
     question1, question2, alignment_text = fields
+    for name, question in (("question_1", question1), ("question_2", question2)):
+        if not question.strip():
+            raise DataFormatError(path, where, f"a non-empty {name}", preview(question))
     n1, n2 = len(question1.split()), len(question2.split())
     alignment = []
     for item in alignment_text.split():
@@ -63,10 +66,10 @@ def iter_wikianswers_pairs(path: str | Path, on_error: str = "raise",
                            skips: SkipCounter | None = None) -> Iterator[WikiAnswersPair]:
     """Stream the question pairs of a WikiAnswers alignment file (plain or gzipped).
 
-    Empty lines are ignored. A malformed line (not 3 tab-separated fields, an alignment item
-    that is not ``i-j``, an index past the end of its question's tokens, bad UTF-8) raises
-    :class:`DataFormatError` naming the file and line, or with ``on_error="skip"`` is counted
-    in ``skips``.
+    Empty lines are ignored. A malformed line (not 3 tab-separated fields, an empty question,
+    an alignment item that is not ``i-j``, an index past the end of its question's tokens, bad
+    UTF-8) raises :class:`DataFormatError` naming the file and line, or with
+    ``on_error="skip"`` is counted in ``skips``.
     """
     for lineno, line in iter_lines(path):
         if isinstance(line, DataFormatError):

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from tasks.evaluation.squad_metrics import iter_squad_v11, per_question_scores
 from tasks.io.errors import DataFormatError
-from tasks.io.linking import iter_linked_questions
+from tasks.io.linking import iter_numbered_linked_questions
 from tasks.io.squad import SquadDataset, read_predictions
 from tasks.questions.buckets import bucket_of_sorted, read_frequencies
 from tasks.reading.robustness import subset_drops
@@ -36,15 +36,24 @@ from tasks.reading.scoring import question_scores, read_squad_v11
 
 
 def read_subjects(path: Path, known_ids: set[str]) -> dict[str, str]:
-    """``{question id: subject id}`` of a SQuAD subject sidecar (JSONL interchange + ``id``)."""
+    """``{question id: subject id}`` of a SQuAD subject sidecar (JSONL interchange + ``id``).
+
+    Errors name the file line: a line without an id or a subject, an id that is not a question
+    of the SQuAD file, an id given twice (with the line of its first occurrence).
+    """
     subjects: dict[str, str] = {}
-    for line, item in enumerate(iter_linked_questions(path), start=1):
+    first_line: dict[str, int] = {}
+    for line, item in iter_numbered_linked_questions(path):
         if item.id is None or not item.entities:
             raise DataFormatError(path, f"line {line}", 'an "id" and one subject in '
                                   '"entities"', f"id {item.id!r}, entities {list(item.entities)}")
         if item.id not in known_ids:
             raise DataFormatError(path, f"line {line}", "the id of a question of the SQuAD "
                                   "file", repr(item.id))
+        if item.id in first_line:
+            raise DataFormatError(path, f"line {line}", "each question id once",
+                                  f"{item.id!r} again (first on line {first_line[item.id]})")
+        first_line[item.id] = line
         subjects[item.id] = item.entities[0]
     return subjects
 

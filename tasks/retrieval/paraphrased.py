@@ -25,6 +25,7 @@ from pathlib import Path
 from tasks.evaluation.has_answer import DEFAULT_MODE, HasAnswerMode
 from tasks.evaluation.topk import bootstrap_difference, hits_at_k, topk_accuracy
 from tasks.io.atomic import write_json, write_text
+from tasks.io.errors import DataFormatError
 from tasks.io.passages import Passage, iter_passages, write_passages
 from tasks.io.squad import (  # noqa: F401  (discover_paraphrase_sets re-exported)
     SquadQuestion,
@@ -89,6 +90,25 @@ def paraphrase_collection(set_files: SetFiles, collection_tsv: Path) -> Path:
     write_passages(collection_tsv, (Passage(str(i), context, title)
                                     for i, (context, title) in enumerate(seen.items(), start=1)))
     return Path(collection_tsv)
+
+
+def read_collection(collection_tsv: Path) -> dict[str, tuple[str, str]]:
+    """``{passage id: (title, text)}`` of a (small) passage TSV, read whole.
+
+    A passage id given twice is a :class:`DataFormatError` naming both passage records
+    (counted from 1 after the header), not a silent last-one-wins.
+    """
+    passages: dict[str, tuple[str, str]] = {}
+    record: dict[str, int] = {}
+    for n, passage in enumerate(iter_passages(collection_tsv), start=1):
+        if passage.id in record:
+            raise DataFormatError(collection_tsv, f"passage record {n} after the header",
+                                  "each passage id once",
+                                  f"{passage.id!r} again (first at passage record "
+                                  f"{record[passage.id]})")
+        record[passage.id] = n
+        passages[passage.id] = (passage.title, passage.text)
+    return passages
 
 
 def evaluate_paraphrased(runs: Mapping[str, Run], query_set: QuerySet, passages: Passages,
@@ -162,7 +182,7 @@ def evaluate_paraphrased_runs(run_paths: Mapping[str, Path], queries: Path,
                               confidence: float = 0.95) -> dict:
     """:func:`evaluate_paraphrased` of TREC runs on a query-set file -> metrics JSON, Markdown,
     Prefect artifact. The collection of contexts is read once, whole (it is small)."""
-    passages = {p.id: (p.title, p.text) for p in iter_passages(collection_tsv)}
+    passages = read_collection(collection_tsv)
     runs = {name: read_trec_run(path) for name, path in run_paths.items()}
     metrics = evaluate_paraphrased(runs, read_query_set(queries), passages, ks, k=k, mode=mode,
                                    n_bootstrap=n_bootstrap, seed=seed, confidence=confidence)

@@ -184,3 +184,43 @@ def test_utf16_offsets_are_accepted(tmp_path: Path) -> None:
     doc2["words_boundaries"][-1] = [0, len(doc["text"]) + 2]
     with pytest.raises(DataFormatError, match="inside the text"):
         list(iter_trex_documents(dump(tmp_path / "astral2.json", [doc2])))
+
+
+@pytest.mark.parametrize(("key", "value", "pattern"), [
+    ("title", [], r"document 1 \(docid 'Q2'\), title: expected a string or null; got \[\]"),
+    ("title", 0, r"document 1 \(docid 'Q2'\), title: expected a string or null; got 0"),
+    ("title", False, r"document 1 \(docid 'Q2'\), title: expected a string or null; got False"),
+    ("title", {"en": "Paris"}, r"document 1 \(docid 'Q2'\), title: expected a string or null; "
+                               r"got \{'en': 'Paris'\}"),
+    ("docid", [1], r"document 1 \(docid \?\), docid: expected a non-empty string or an integer "
+                   r"\(or null\); got \[1\]"),
+    ("docid", 1.5, r"document 1 \(docid \?\), docid: expected a non-empty string .*; got 1\.5"),
+    ("docid", True, r"document 1 \(docid \?\), docid: expected .*; got True"),
+    ("docid", "", r"document 1 \(docid \?\), docid: expected a non-empty string .*; got ''"),
+])
+def test_wrong_typed_title_or_docid_is_an_error(tmp_path: Path, key: str, value,
+                                                pattern: str) -> None:
+    bad = make_doc("Q2", "Paris")
+    bad[key] = value
+    path = dump(tmp_path / "re-nlg_types.json", [make_doc("Q1"), bad, make_doc("Q3")])
+    with pytest.raises(DataFormatError, match=r"re-nlg_types\.json, " + pattern):
+        list(iter_trex_documents(path))
+    skips = SkipCounter("trex")
+    assert [d.docid for d in iter_trex_documents(path, on_error="skip", skips=skips)] == [
+        "Q1", "Q3"]
+    assert skips.total == 1
+
+
+def test_missing_or_null_title_and_docid_keep_their_defaults(tmp_path: Path) -> None:
+    no_title, null_title = make_doc("Q2", "Paris"), make_doc("Q3", "Rome")
+    no_title.pop("title")
+    null_title["title"] = None
+    no_docid, null_docid, int_docid = make_doc("Q4"), make_doc("Q5"), make_doc("Q6")
+    no_docid.pop("docid")
+    null_docid["docid"] = None
+    int_docid["docid"] = 6
+    path = dump(tmp_path / "defaults.json", [no_title, null_title, no_docid, null_docid,
+                                             int_docid])
+    read = list(iter_trex_documents(path))
+    assert [d.title for d in read[:2]] == ["", ""]
+    assert [d.docid for d in read] == ["Q2", "Q3", "Q4", "Q5", "6"]  # from the uri when absent
