@@ -13,32 +13,41 @@ import typer
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
+
+def default_root() -> Path:
+    """The repository of this code when it runs from a checkout (an editable install), else
+    the working directory: an installed copy (``pip install .``, the Docker images) lives in
+    site-packages, away from dvc.yaml, so run it in the repository."""
+    return PROJECT_ROOT if (PROJECT_ROOT / "pyproject.toml").is_file() else Path.cwd()
+
+
 dag_app = typer.Typer(
     help="dvc.yaml and prefect.yaml, generated from the stage registry "
          "(tasks/pipeline/stages.py): write them, or check that the committed ones are current.",
     no_args_is_help=True)
 
-RootOpt = Annotated[Path, typer.Option(
-    help="The repository root holding dvc.yaml, prefect.yaml and the sources.")]
+RootOpt = Annotated[Path | None, typer.Option(
+    help="The repository root holding dvc.yaml, prefect.yaml and the sources (default: this "
+         "checkout; for an installed copy, the working directory).")]
 
 
 @dag_app.command("write")
-def dag_write(root: RootOpt = PROJECT_ROOT) -> None:
+def dag_write(root: RootOpt = None) -> None:
     """Regenerate dvc.yaml and prefect.yaml from the registry (after adding a stage, or
     changing what a flow imports)."""
     from tasks.pipeline.dag_files import DAG_FILES, write_dag_files
 
-    changed = write_dag_files(root)
+    changed = write_dag_files(root or default_root())
     for name in DAG_FILES:
         typer.echo(f"{name}: {'written' if name in changed else 'unchanged'}")
 
 
 @dag_app.command("check")
-def dag_check(root: RootOpt = PROJECT_ROOT) -> None:
+def dag_check(root: RootOpt = None) -> None:
     """Exit 1 (and print the difference) when dvc.yaml or prefect.yaml differ from the registry."""
     from tasks.pipeline.dag_files import DAG_FILES, stale_dag_files
 
-    stale = stale_dag_files(root)
+    stale = stale_dag_files(root or default_root())
     for name in DAG_FILES:
         typer.echo(f"{name}: {'STALE' if name in stale else 'current'}")
     if stale:

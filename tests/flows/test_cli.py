@@ -77,3 +77,13 @@ def test_data_list_says_where_each_source_is_fetched_into():
     assert result.exit_code == 0, result.output
     line = next(row for row in result.output.splitlines() if "dpr-wikipedia" in row)
     assert "raw/wikipedia/" in line
+
+
+def test_dag_root_is_the_checkout_or_for_an_installed_copy_the_working_directory(
+        tmp_path, monkeypatch):
+    import flows.cli_checks as checks
+
+    assert checks.default_root() == PROJECT_ROOT  # a checkout (editable install)
+    monkeypatch.setattr(checks, "PROJECT_ROOT", tmp_path / "site-packages")  # no pyproject.toml
+    monkeypatch.chdir(tmp_path)
+    assert checks.default_root() == tmp_path
