@@ -19,6 +19,7 @@ from typing import Any
 
 from tasks.io.atomic import write_json
 from tasks.io.errors import DataFormatError, SkipCounter, handle, preview
+from tasks.io.text import utf8_error
 
 _ARTICLE_KEYS = "an object with keys 'title' (string) and 'paragraphs' (list)"
 _PARAGRAPH_KEYS = "an object with keys 'context' (string) and 'qas' (list)"
@@ -110,8 +111,7 @@ def _load_json(path: str | Path, top_level_keys: str | None = None) -> Any:
     try:
         text = Path(path).read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise DataFormatError(path, f"byte {exc.start}", "UTF-8 encoded JSON",
-                              exc.reason) from None
+        raise utf8_error(path, exc) from None
     repeated = False
 
     def object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -89,3 +89,12 @@ def test_build_squad_refuses_an_empty_question():
 def test_valid_file_is_unchanged():
     raw = _squad()
     assert validate_squad(raw) == _squad()
+
+
+def test_invalid_utf8_names_the_line(tmp_path):
+    """A byte that is not UTF-8 in a SQuAD or predictions file: the error names its line."""
+    path = tmp_path / "predictions.json"
+    path.write_bytes(b'{\n"q1": "Paris",\n"q2": "Ro\xffme"\n}\n')
+    with pytest.raises(DataFormatError, match=r"predictions\.json, line 3: expected UTF-8 text; "
+                       r"got invalid start byte at byte 9"):
+        read_predictions(path)
