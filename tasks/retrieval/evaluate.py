@@ -11,7 +11,7 @@ from tasks.evaluation.has_answer import DEFAULT_MODE, HasAnswerMode, check_mode
 from tasks.evaluation.judge import judge_run
 from tasks.evaluation.topk import macro_average, topk_accuracy
 from tasks.io.entityquestions import EQQuestion
-from tasks.io.errors import DataFormatError, SkipCounter
+from tasks.io.errors import DataFormatError
 from tasks.io.passages import iter_passages
 
 Run = Mapping[str, Sequence[tuple[str, float]]]
@@ -32,7 +32,7 @@ def passages_by_id(passages_tsv: Path, wanted: Iterable[str]) -> dict[str, tuple
     """
     wanted = set(wanted)
     found: dict[str, tuple[str, str]] = {}
-    for passage in iter_passages(passages_tsv, skips=SkipCounter(str(passages_tsv))):
+    for passage in iter_passages(passages_tsv):
         if passage.id in wanted:
             if passage.id in found:
                 raise DataFormatError(passages_tsv, f"passage id {passage.id!r}",

@@ -92,9 +92,10 @@ def load_title_facts(facts_table: Path, splits_table: Path | None = None,
             counts["facts of excluded splits"] += 1
             continue
         key = normalise_tokens(label)
-        if key:
-            by_subject.setdefault(key, []).append(_Fact(relation, subject_id, label,
-                                                        tuple(answers)))
+        if not key:  # a label of punctuation only: no passage title can match it
+            counts["facts whose subject label has no word"] += 1
+            continue
+        by_subject.setdefault(key, []).append(_Fact(relation, subject_id, label, tuple(answers)))
     return by_subject, counts
 
 

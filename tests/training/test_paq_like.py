@@ -115,3 +115,14 @@ def test_bad_inputs_are_clear_errors(inputs, tmp_path):
     with pytest.raises(ValueError, match="no question generated from 5 sampled passages"):
         generate_paq_like(passages, unstated, out, 5)
     assert not out.exists()
+
+
+def test_a_subject_label_without_a_word_is_counted(inputs, tmp_path):
+    """A fact whose subject label normalises to no token (punctuation only) can match no
+    passage title: it is left out and counted, not dropped silently."""
+    from tasks.training.paq_like import load_title_facts
+
+    facts = _facts(tmp_path / "odd.parquet", [*FACTS, ("P19", "Q9", "?!", ["Q16"], ["Lyon"])])
+    by_subject, counts = load_title_facts(facts)
+    assert counts["facts whose subject label has no word"] == 1
+    assert sum(len(v) for v in by_subject.values()) + sum(counts.values()) == len(FACTS) + 1
