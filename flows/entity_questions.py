@@ -27,7 +27,7 @@ from tasks.questions.buckets import bucket_facts_task
 from tasks.questions.dpr_training import dpr_training_task
 from tasks.questions.facts import collect_facts_task
 from tasks.questions.linking import link_nq_task
-from tasks.questions.metrics import write_eq_metrics_task
+from tasks.questions.metrics import dpr_training_totals, write_eq_metrics_task
 from tasks.questions.overlap import no_overlap_task
 from tasks.questions.relations import select_relations_task
 from tasks.questions.splits import split_facts_task
@@ -100,16 +100,22 @@ def construct(params: Params, plain: bool = False) -> dict[str, int]:
     counts = step(write_dataset_task)(
         facts, relations, splits, buckets, links, no_overlap, layout.eq_dataset,
         layout.questions_table, cfg.per_bucket, cfg.seed, cfg.n_buckets)
+    dpr = None
     if cfg.dpr_training:
-        step(dpr_training_task)(
+        dpr = step(dpr_training_task)(
             layout.eq_dataset, params.raw_path("passages"), layout.eq_dpr,
             cfg.dpr_max_positives, cfg.dpr_hard_negatives, cfg.dpr_bm25_depth,
-            _bm25_index(params, step), params.retrieval.bm25.threads)
+            _bm25_index(params, step), params.retrieval.bm25.threads, cfg.on_bad_record)
+        totals = dpr_training_totals(dpr)
+        print(f"DPR training JSON: {totals['examples']} examples of {totals['questions']} "
+              f"train/dev questions; {totals['without_positive']} without a passage that "
+              f"mentions the subject and holds an answer (no example); "
+              f"{totals['passages_skipped']} passage records skipped")
     table = step(summary_task)(
         work / "relations.json", fact_stats, bucket_info, linking, counts, layout.eq_summary,
         cfg.bucket_order)
     step(write_eq_metrics_task)(work / "relations.json", fact_stats, linking, counts,
-                                layout.eq_metrics)
+                                layout.eq_metrics, dpr)
     publish_table_artifact("entityquestions-summary", table["header"], table["rows"],
                            "EntityQuestions construction: questions per relation and set")
     tests = {relation: entry["test"] for relation, entry in counts.items()}

@@ -73,8 +73,12 @@ def load_training_questions(dataset_dir: Path) -> list[TrainingQuestion]:
 
 
 def find_positives(passages_tsv: Path, questions: Sequence[TrainingQuestion],
-                   max_positives: int) -> list[list[DprCtx]]:
-    """Per question, passages mentioning its subject and containing an answer (one pass)."""
+                   max_positives: int, on_bad_record: str = "raise",
+                   skips: SkipCounter | None = None) -> list[list[DprCtx]]:
+    """Per question, passages mentioning its subject and containing an answer (one pass).
+
+    A malformed passage record raises, or with ``on_bad_record="skip"`` is counted in
+    ``skips`` (``entity_questions.on_bad_record``, as the construction's other readers)."""
     by_subject: dict[tuple[str, ...], list[int]] = {}
     for index, question in enumerate(questions):
         key = normalise_tokens(question.subject)
@@ -83,8 +87,9 @@ def find_positives(passages_tsv: Path, questions: Sequence[TrainingQuestion],
     first_tokens = {key[0] for key in by_subject}
     longest = max((len(key) for key in by_subject), default=0)
     found: list[list[tuple[int, int, DprCtx]]] = [[] for _ in questions]
-    skips = SkipCounter(source=str(passages_tsv))
-    for order, passage in enumerate(iter_passages(passages_tsv, on_error="skip", skips=skips)):
+    skips = skips if skips is not None else SkipCounter(source=str(passages_tsv))
+    for order, passage in enumerate(iter_passages(passages_tsv, on_error=on_bad_record,
+                                                  skips=skips)):
         tokens = normalise_tokens(f"{passage.title} {passage.text}")
         mentioned: set[tuple[str, ...]] = set()
         for i, token in enumerate(tokens):
@@ -168,21 +173,27 @@ def _negatives_beside_positives(negatives: Callable[[], list[list[DprCtx]]],
 
 def dpr_training_step(dataset_dir: Path, passages_tsv: Path, dpr_dir: Path,
                       max_positives: int = 5, hard_negatives: int = 30, bm25_depth: int = 100,
-                      bm25_index: str | Path | None = None, threads: int = 2) -> dict:
+                      bm25_index: str | Path | None = None, threads: int = 2,
+                      on_bad_record: str = "raise") -> dict:
     """Write DPR training JSON for every train/dev file of ``dataset_dir`` under ``dpr_dir``.
 
-    Returns ``{file: {"questions", "examples", "without_positive"}}``.
+    A question without a positive passage has no DPR example (DPR's loader drops such
+    examples too); the counts say how many. Returns ``{"files": {file: {"questions",
+    "examples", "without_positive"}}, "passages_skipped": n}`` (malformed passage records
+    skipped with ``on_bad_record="skip"``).
     """
     from tasks.io.atomic import atomic_dir
 
     questions = load_training_questions(dataset_dir)
+    skips = SkipCounter(source=str(passages_tsv))
     if bm25_index is not None and hard_negatives > 0:
         negatives, positives = _negatives_beside_positives(
             lambda: bm25_hard_negatives(bm25_index, passages_tsv, questions, hard_negatives,
                                         bm25_depth, threads),
-            lambda: find_positives(passages_tsv, questions, max_positives))
+            lambda: find_positives(passages_tsv, questions, max_positives, on_bad_record,
+                                   skips))
     else:
-        positives = find_positives(passages_tsv, questions, max_positives)
+        positives = find_positives(passages_tsv, questions, max_positives, on_bad_record, skips)
         negatives = [[] for _ in questions]
     examples = build_examples(questions, positives, negatives)
     totals: dict[str, int] = {}
@@ -194,7 +205,7 @@ def dpr_training_step(dataset_dir: Path, passages_tsv: Path, dpr_dir: Path,
             write_dpr_examples(tmp / relative, items)
             counts[relative] = {"questions": totals[relative], "examples": len(items),
                                 "without_positive": totals[relative] - len(items)}
-    return counts
+    return {"files": counts, "passages_skipped": skips.total}
 
 
 dpr_training_task = artifact_task(dpr_training_step, outputs=("dpr_dir",),

@@ -165,6 +165,35 @@ def test_metrics_json_holds_the_counts_and_the_linker_scores(built):
     scores = metrics["linking"]["scores"]
     assert scores["precision"] == 100.0 and scores["questions"] == metrics["linking"]["questions"]
     assert "/" not in json.dumps(metrics)  # counts and scores only: no paths
+    # every train/dev question is an example of the DPR training JSON or counted without one
+    dpr, layout = metrics["dpr_training"], Layout(params)
+    written = [path for path in layout.eq_dpr.rglob("*.json")]
+    assert dpr["examples"] == sum(len(list(iter_dpr_examples(path))) for path in written) > 0
+    assert dpr["questions"] == dpr["examples"] + dpr["without_positive"]
+    assert dpr["passages_skipped"] == 0
+
+
+def test_questions_without_a_positive_and_bad_passages_are_counted(tmp_path):
+    """A question whose subject no passage mentions gets no example, counted; a malformed
+    passage record raises, or with on_bad_record=skip is counted."""
+    from tasks.io.errors import DataFormatError
+    from tasks.questions.dpr_training import dpr_training_step
+
+    passages = tmp_path / "psgs.tsv"
+    passages.write_text("id\ttext\ttitle\n1\tAda Lee was born in Paris.\tAda Lee\n"
+                        "2\tbroken\n", encoding="utf-8")
+    dataset = tmp_path / "dataset" / "train"
+    dataset.mkdir(parents=True)
+    (dataset / "P19.train.json").write_text(json.dumps([
+        {"question": "Where was Ada Lee born?", "answers": ["Paris"]},
+        {"question": "Where was Bo Kim born?", "answers": ["Oslo"]}]))
+    with pytest.raises(DataFormatError, match=r"psgs\.tsv, line 3: expected 3 tab-separated"):
+        dpr_training_step(tmp_path / "dataset", passages, tmp_path / "dpr")
+    counts = dpr_training_step(tmp_path / "dataset", passages, tmp_path / "dpr",
+                               on_bad_record="skip")
+    assert counts == {"files": {"train/P19.train.json": {"questions": 2, "examples": 1,
+                                                          "without_positive": 1}},
+                      "passages_skipped": 1}
 
 
 def test_same_seed_gives_byte_identical_files_and_another_seed_does_not(built, eq_world,

@@ -74,8 +74,9 @@ def test_dpr_hard_negatives_from_bm25(eq_world, tmp_path):
     (dataset / "P19.train.json").write_text(json.dumps(questions))
     counts = dpr_training_step(tmp_path / "dataset", passages, tmp_path / "dpr",
                                hard_negatives=5, bm25_index=index)
-    assert counts == {"train/P19.train.json": {"questions": 1, "examples": 1,
-                                               "without_positive": 0}}
+    assert counts == {"files": {"train/P19.train.json": {"questions": 1, "examples": 1,
+                                                        "without_positive": 0}},
+                      "passages_skipped": 0}
     (example,) = iter_dpr_examples(tmp_path / "dpr" / "train" / "P19.train.json")
     assert example.positive_ctxs[0].title == name
     assert 0 < len(example.hard_negative_ctxs) <= 5
