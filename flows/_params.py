@@ -1,10 +1,13 @@
-"""How a flow gets its typed configuration: passed in by a parent, or read from params.yaml."""
+"""How a flow gets its typed configuration (passed in by a parent, or read from params.yaml)
+and its raw inputs (present, or a clear error saying how to get them)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from tasks.config import Params, load_params
+from tasks.io.errors import MissingInputError, require_input
 
 
 def resolve(params: Params | None = None, profile: str | None = None,
@@ -13,3 +16,34 @@ def resolve(params: Params | None = None, profile: str | None = None,
     if params is not None:
         return params
     return load_params(params_file, profile=profile, overrides=overrides)
+
+
+def how_to_get_raw(params: Params, source_key: str) -> str:
+    """What makes the raw input ``sources.<source_key>``: the demo world's stage, or the
+    ``qastress data fetch`` source whose directory holds it."""
+    if params.sources.world == "demo":
+        return ("the demo world writes it: run `qastress stage demo-world` first (or the whole "
+                "study, `qastress run`)")
+    from tasks.fetch import list_sources
+
+    top = Path(str(getattr(params.sources, source_key))).parts[0]
+    names = [source["name"] for source in list_sources() if source["dir"] == top]
+    fetch = f"`qastress data fetch {names[0]}`" if names else "`qastress data fetch` (see " \
+        "`qastress data list`)"
+    return f"fetch it with {fetch}, or point sources.{source_key} in params.yaml at your copy"
+
+
+def raw_input(params: Params, source_key: str) -> Path:
+    """The path of raw input ``sources.<source_key>``; a :class:`MissingInputError` naming it
+    and how to get it when it is not there."""
+    return require_input(params.raw_path(source_key), f"such file (sources.{source_key})",
+                         how_to_get_raw(params, source_key))
+
+
+def raw_files(params: Params, source_key: str, paths: list[Path]) -> list[Path]:
+    """``paths`` matched by the pattern ``sources.<source_key>``; a
+    :class:`MissingInputError` when it matches none."""
+    if not paths:
+        raise MissingInputError(f"{params.raw_path(source_key)}: no file matches "
+                                f"sources.{source_key}; {how_to_get_raw(params, source_key)}")
+    return paths

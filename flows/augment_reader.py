@@ -38,6 +38,7 @@ from flows.generate_paraphrases import generate_paraphrases_on
 from tasks.config import Params
 from tasks.demo.raters import world_rated_candidates_task
 from tasks.io.atomic import write_json
+from tasks.io.errors import MissingInputError
 from tasks.layout import Layout
 from tasks.paraphrase.flow_tasks import adversarial_task, similarity_task, suggestions_task
 from tasks.reading.augmentation import KEEP_COLUMNS
@@ -54,14 +55,14 @@ def paraphraser_dir(params: Params) -> Path | None:
     baseline); a clear error when it is missing."""
     layout = Layout(params)
     if not layout.ppdb_table.is_file():
-        raise FileNotFoundError(f"no PPDB table at {layout.ppdb_table}: run the paraphrase "
+        raise MissingInputError(f"no PPDB table at {layout.ppdb_table}: run the paraphrase "
                                 "stage first (qastress stage paraphrase)")
     if params.paraphrase.generator != "neural":
         return None
     path = layout.paraphraser_dir
     missing = [name for name in PARAPHRASER_FILES if not (path / name).is_file()]
     if missing:
-        raise FileNotFoundError(f"no paraphraser model found at {path} ({', '.join(missing)} "
+        raise MissingInputError(f"no paraphraser model found at {path} ({', '.join(missing)} "
                                 "missing): run the paraphrase stage first (qastress stage "
                                 "paraphrase) or set paraphrase.generator: ppdb_substitution")
     return path

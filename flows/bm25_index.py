@@ -12,7 +12,7 @@ from pathlib import Path
 
 from prefect import flow
 
-from flows._params import resolve
+from flows._params import raw_input, resolve
 from tasks.config import Params
 from tasks.layout import Layout
 from tasks.orchestration import path_fingerprint
@@ -29,7 +29,7 @@ def bm25_index(params: Params | None = None, profile: str | None = None,
     if bm25.prebuilt_index:
         print(f"using Pyserini prebuilt index {bm25.prebuilt_index!r}")
         return bm25.prebuilt_index
-    collection = export_collection_task(params.raw_path("passages"), layout.collection_dir)
+    collection = export_collection_task(raw_input(params, "passages"), layout.collection_dir)
     index: Path = build_bm25_index_task(collection, layout.bm25_index, threads=bm25.threads,
                                         heap=bm25.java_heap)
     print(f"BM25 index: {index}")

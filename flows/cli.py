@@ -74,6 +74,7 @@ def run_flow(name: str, profile: str | None, params_file: Path | None,
         typer.secho(f"invalid parameters: {exc}", fg="red", err=True)
         raise typer.Exit(2) from None
     from tasks.distribution import shared_api
+    from tasks.io.errors import DataFormatError, MissingInputError
     from tasks.server import run_api_url
     from tasks.temporary_api import ApiStartError
 
@@ -88,6 +89,9 @@ def run_flow(name: str, profile: str | None, params_file: Path | None,
     except ApiStartError as exc:
         typer.secho(f"Prefect API: {exc}", fg="red", err=True)
         raise typer.Exit(3) from None
+    except (MissingInputError, DataFormatError) as exc:  # they say what is wrong and how to fix it
+        typer.secho(f"error: {exc}", fg="red", err=True)
+        raise typer.Exit(2) from None
 
 
 def load_flow(name: str) -> Any:

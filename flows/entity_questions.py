@@ -20,7 +20,7 @@ from pathlib import Path
 
 from prefect import flow
 
-from flows._params import resolve
+from flows._params import raw_files, raw_input, resolve
 from tasks.config import Params
 from tasks.layout import Layout
 from tasks.questions.buckets import bucket_facts_task
@@ -75,10 +75,14 @@ def construct(params: Params, plain: bool = False) -> dict[str, int]:
     facts, splits, buckets = (work / "facts.parquet", work / "splits.parquet",
                               work / "buckets.parquet")
     links, no_overlap = work / "nq-train.links.jsonl", work / "no-overlap.parquet"
+    for source in ("entity_labels", "hyperlink_counts", "nq_train",
+                   *(("passages",) if cfg.dpr_training else ())):
+        raw_input(params, source)  # every input there before the first step's work
+    trex = raw_files(params, "trex", layout.trex_files())
 
     fact_stats = step(collect_facts_task)(
-        layout.trex_files(), params.raw_path("entity_labels"), facts, list(cfg.relations),
-        cfg.on_bad_record, cfg.answer_aliases)
+        trex, params.raw_path("entity_labels"), facts, list(cfg.relations), cfg.on_bad_record,
+        cfg.answer_aliases)
     relations = step(select_relations_task)(
         facts, work / "relations.json", list(cfg.relations), cfg.min_triples,
         cfg.min_distinct_answers)

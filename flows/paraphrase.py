@@ -17,7 +17,7 @@ from pathlib import Path
 
 from prefect import flow
 
-from flows._params import resolve
+from flows._params import raw_input, resolve
 from flows._taggers import flair_taggers
 from flows.generate_paraphrases import generate_paraphrases_on
 from tasks.config import Params
@@ -46,15 +46,16 @@ def paraphrase(params: Params | None = None, profile: str | None = None,
     params = resolve(params, profile, params_file)
     layout, cfg = Layout(params), params.paraphrase
     sim, name = cfg.similarity, cfg.test_set_name
+    squad_dev = raw_input(params, "squad_dev")  # checked before the paraphraser's training
     stats: dict[str, dict] = {}
     stats["ppdb"] = build_ppdb_table_task(
-        resolve_pack(params.raw_path("ppdb"), cfg.ppdb_pack), layout.ppdb_table,
+        resolve_pack(raw_input(params, "ppdb"), cfg.ppdb_pack), layout.ppdb_table,
         min_score=cfg.ppdb_min_score, on_error=cfg.on_bad_record,
         batch_size=cfg.ppdb_batch_size)
     model_dir = None
     if cfg.generator == "neural":
         stats["triples"] = training_triples_task(
-            params.raw_path("wikianswers"), params.raw_path("quora"), layout.paraphrase_triples,
+            raw_input(params, "wikianswers"), raw_input(params, "quora"), layout.paraphrase_triples,
             min_tokens=cfg.min_question_tokens, none_share=cfg.none_share, seed=cfg.seed,
             on_error=cfg.on_bad_record, max_wikianswers_pairs=cfg.max_wikianswers_pairs,
             max_quora_pairs=cfg.max_quora_pairs)
@@ -64,7 +65,6 @@ def paraphrase(params: Params | None = None, profile: str | None = None,
             layout.paraphrase_triples, layout.paraphrase_vocab, layout.paraphraser_dir,
             cfg.model)
         model_dir = layout.paraphraser_dir
-    squad_dev = params.raw_path("squad_dev")
     stats["suggestions"] = suggestions_task(
         squad_dev, layout.ppdb_table, layout.paraphrase_suggestions, max_n=cfg.max_ngram,
         per_question=cfg.suggestions_per_question, max_per_phrase=cfg.ppdb_max_per_phrase,

@@ -27,6 +27,7 @@ from flows._params import resolve
 from flows.train_reader import trained_reader
 from tasks.config import Params
 from tasks.io.atomic import write_json
+from tasks.io.errors import MissingInputError
 from tasks.layout import Layout
 from tasks.model_names import model_slug
 from tasks.reading.augmentation import ADDED_FILE
@@ -107,11 +108,11 @@ def augmented_kind(params: Params, kind: str) -> dict:
     path = layout.augmentation_counts(kind)
     stage = _stage_command(kind)
     if not path.is_file():
-        raise FileNotFoundError(f"no augmentation of kind {kind!r} at {path}: run its stage "
+        raise MissingInputError(f"no augmentation of kind {kind!r} at {path}: run its stage "
                                 f"first ({stage})")
     counts = json.loads(path.read_text(encoding="utf-8"))
     if not counts.get("configured"):
-        raise FileNotFoundError(f"{path}: the {kind!r} stage ran while the kind was not in "
+        raise MissingInputError(f"{path}: the {kind!r} stage ran while the kind was not in "
                                 f"readers.augmentation.kinds; run it again ({stage})")
     require_trained_as(layout.augmentation_reader(kind), params.readers.model, stage)
     return {key: value for key, value in counts.items() if key not in ("kind", "configured")}
@@ -124,7 +125,7 @@ def augmented_predictions(params: Params, kind: str, inputs: dict[str, Path]) ->
     files = {name: out / f"{name}.json" for name in inputs}
     missing = sorted(name for name, path in files.items() if not path.is_file())
     if missing:
-        raise FileNotFoundError(f"{out}: no predictions of the {kind!r} reader for {missing}; "
+        raise MissingInputError(f"{out}: no predictions of the {kind!r} reader for {missing}; "
                                 f"run its stage again ({_stage_command(kind)})")
     return files
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from prefect import flow
 
-from flows._params import resolve
+from flows._params import raw_input, resolve
 from flows._retrieve import (
     Collection,
     collect_passages,
@@ -66,7 +66,7 @@ def passage_collection(params: Params, layout: Layout, retrievers: list[Retrieve
         index = bm25.prebuilt_index or layout.bm25_index
         if not bm25.prebuilt_index and not (layout.bm25_index / "manifest.json").is_file():
             index = Path(bm25_index(params=params))
-    return Collection("psgs_w100", params.raw_path("passages"), index,
+    return Collection("psgs_w100", raw_input(params, "passages"), index,
                       lambda model: (layout.dense_shards(model), layout.dense_index(model)))
 
 
@@ -140,10 +140,11 @@ def retrieval(params: Params | None = None, profile: str | None = None,
     names = list(dict.fromkeys(cfg.retrievers))
     registry = registry_from_config(cfg, layout.trained_retriever)
     retrievers = registry.needed(names)
+    # the questions first: without the entity-questions stage's dataset, fail before indexing
+    test = save_query_set(eq_split(layout.eq_dataset), layout.retrieval_queries("test"))
     collection = passage_collection(params, layout, retrievers)
     indexes = prepare_indexes(retrievers, collection, params.orchestration)
 
-    test = save_query_set(eq_split(layout.eq_dataset), layout.retrieval_queries("test"))
     runs = run_all(retrievers, test, lambda name: layout.retrieval_results(name) / "test.trec",
                    indexes=indexes, orchestration=params.orchestration)
     bucket_runs: dict[str, Path] = {}

@@ -21,6 +21,7 @@ from prefect import flow
 from flows._params import resolve
 from flows.train_reader import trained_reader
 from tasks.config import Params
+from tasks.io.errors import MissingInputError
 from tasks.layout import Layout
 from tasks.model_names import model_slug
 from tasks.reading.retrieve_then_read import result_files
@@ -38,7 +39,7 @@ def retrieve_then_read(params: Params | None = None, profile: str | None = None,
                if result_files(layout.retrieval_results(name), name)}
     absent = [name for name in names if name not in present]
     if absent and cfg.retrievers:
-        raise FileNotFoundError(
+        raise MissingInputError(
             f"retrieve_then_read.retrievers {absent}: no <relation>.<retriever>.json under "
             f"{[str(layout.retrieval_results(n)) for n in absent]}; run the retrieval stage")
     if absent:

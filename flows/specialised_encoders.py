@@ -31,6 +31,7 @@ from flows._params import resolve
 from flows._retrieve import Collection, prepare_indexes
 from tasks.config import Params
 from tasks.io.atomic import write_json
+from tasks.io.errors import MissingInputError
 from tasks.layout import Layout
 from tasks.reporting.specialised_report import write_specialised_report
 from tasks.retrieval.faiss_index import read_index_manifest
@@ -60,7 +61,7 @@ def paq_passage_encoder(params: Params, layout: Layout) -> tuple[Path, dict]:
           f"(skipped: {paq['skipped']})")
     init = training.init_model or layout.mlm_model
     if not Path(init).exists() and training.init_model is None:
-        raise FileNotFoundError(f"{init}: no start model for dpr-paq (run the train-retriever "
+        raise MissingInputError(f"{init}: no start model for dpr-paq (run the train-retriever "
                                 "flow first)")
     out = root / "models" / "dpr-paq" / "pair"
     stats = train_dpr_task([root / "paq-like.train.json"], [], init, out,

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from prefect import flow
 
-from flows._params import resolve
+from flows._params import raw_input, resolve
 from tasks.config import Params
+from tasks.io.errors import MissingInputError
 from tasks.layout import Layout
 from tasks.model_names import model_slug
 from tasks.reading.stages import train_reader_task
@@ -28,7 +29,7 @@ def trained_reader(params: Params) -> Path:
     absent or was trained with other ``readers.model`` settings."""
     model_dir = Layout(params).reader_dir(model_slug(params.readers.model.model))
     if not (model_dir / "config.json").is_file():
-        raise FileNotFoundError(f"no trained reader at {model_dir} (config.json missing): run "
+        raise MissingInputError(f"no trained reader at {model_dir} (config.json missing): run "
                                 "the train-reader stage first (qastress stage train-reader)")
     return require_trained_as(model_dir, params.readers.model, "qastress stage train-reader")
 
@@ -40,7 +41,7 @@ def train_reader(params: Params | None = None, profile: str | None = None,
     params = resolve(params, profile, params_file)
     cfg = params.readers.model
     out_dir = Layout(params).reader_dir(model_slug(cfg.model))
-    trained = train_reader_task(params.raw_path("squad_train"), out_dir, cfg)
+    trained = train_reader_task(raw_input(params, "squad_train"), out_dir, cfg)
     print(f"reader {cfg.model} trained on {trained['questions']} questions -> {out_dir}")
     return trained
 

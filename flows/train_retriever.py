@@ -14,7 +14,7 @@ from pathlib import Path
 
 from prefect import flow
 
-from flows._params import resolve
+from flows._params import raw_input, resolve
 from tasks.config import Params
 from tasks.layout import Layout
 from tasks.training.retriever import relation_training_files, trained_encoder
@@ -25,7 +25,7 @@ def training_data(params: Params) -> tuple[str, list[Path], list[Path]]:
     """Name of the trained model and its train / dev DPR training JSON files."""
     cfg = params.retriever_training
     if cfg.data == "nq":
-        return "dpr-nq", [params.raw_path("nq_train")], [params.raw_path("nq_dev")]
+        return "dpr-nq", [raw_input(params, "nq_train")], [raw_input(params, "nq_dev")]
     relations = cfg.relations or params.entity_questions.relations
     dpr_dir = Layout(params).eq_dpr
     return ("dpr-eq", relation_training_files(dpr_dir, relations, "train"),
@@ -43,7 +43,7 @@ def train_retriever(params: Params | None = None, profile: str | None = None,
     models: dict[str, Path] = {}
     init: Path | str | None = cfg.init_model
     if init is None:
-        stats["mlm"] = pretrain_mlm_task(params.raw_path("passages"), layout.mlm_model,
+        stats["mlm"] = pretrain_mlm_task(raw_input(params, "passages"), layout.mlm_model,
                                          cfg.mlm)
         init = models["mlm"] = layout.mlm_model
     elif Path(init).exists():

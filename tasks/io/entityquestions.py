@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.io.atomic import atomic_write
-from tasks.io.errors import DataFormatError, SkipCounter, handle, preview
+from tasks.io.errors import DataFormatError, MissingInputError, SkipCounter, handle, preview
 from tasks.io.text import utf8_error
 
 SPLITS = ("train", "dev", "test")
@@ -162,7 +162,9 @@ def discover_eq_files(root: str | Path, split: str) -> dict[str, Path]:
     root = Path(root)
     directory = root / split if (root / split).is_dir() else root
     if not directory.is_dir() or (directory == root and root.name != split):
-        raise FileNotFoundError(f"no {split!r} split directory under {root}")
+        raise MissingInputError(f"no {split!r} split directory under {root}: the "
+                                "entity-questions stage writes the dataset (qastress stage "
+                                "entity-questions)")
     pattern = re.compile(rf"(P\d+)\.{split}\.json")
     found = {}
     for child in directory.iterdir():

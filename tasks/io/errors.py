@@ -25,6 +25,21 @@ class DataFormatError(ValueError):
         super().__init__(message)
 
 
+class MissingInputError(FileNotFoundError):
+    """An input of a stage is not there. The message names the path, what it should hold and
+    what makes it (the stage to run first, or the data to fetch); ``qastress`` prints it as
+    one line and exits 2."""
+
+
+def require_input(path: str | Path, what: str, made_by: str) -> Path:
+    """``path`` when it exists, else :class:`MissingInputError`:
+    ``<path>: no <what>; <made_by>``."""
+    path = Path(path)
+    if not path.exists():
+        raise MissingInputError(f"{path}: no {what}; {made_by}")
+    return path
+
+
 def preview(value: object, limit: int = 80) -> str:
     """Short ``repr`` of a value for an error message."""
     text = repr(value)

@@ -16,7 +16,7 @@ from typing import Any
 from prefect import task
 
 from tasks.io.atomic import write_json
-from tasks.io.errors import SkipCounter
+from tasks.io.errors import MissingInputError, SkipCounter
 from tasks.io.squad import read_squad
 from tasks.io.tables import read_table, write_table
 from tasks.orchestration import artifact_task
@@ -59,7 +59,7 @@ def human_evaluation(pairs_path: Path, orig_path: Path, out_dir: Path, raters: S
     if ratings_file is None:
         return counts
     if not ratings_file.is_file():
-        raise FileNotFoundError(f"paraphrase.ratings_file: {ratings_file} does not exist (fill "
+        raise MissingInputError(f"paraphrase.ratings_file: {ratings_file} does not exist (fill "
                                 f"in a copy of {form} and point the parameter at it)")
     result = import_ratings(ratings_file, [r["squad_id"] for r in rows], raters, min_rating,
                             on_error)

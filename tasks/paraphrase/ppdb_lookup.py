@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.io.atomic import remove_stale_temporaries, temporary_prefix
-from tasks.io.errors import SkipCounter
+from tasks.io.errors import MissingInputError, SkipCounter
 from tasks.io.ppdb import iter_ppdb_rules
 
 SCHEMA_VERSION = 1
@@ -139,7 +139,7 @@ class PPDBTable:
     def __init__(self, path: str | Path, max_per_phrase: int | None = None):
         self.path = Path(path)
         if not self.path.is_file():
-            raise FileNotFoundError(f"{self.path}: no PPDB lookup table (build it with "
+            raise MissingInputError(f"{self.path}: no PPDB lookup table (build it with "
                                     "build_ppdb_table)")
         self.max_per_phrase = max_per_phrase
         self._con = sqlite3.connect(f"file:{self.path.resolve()}?mode=ro", uri=True,

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from tasks.io.atomic import write_json
 from tasks.io.entityquestions import EQQuestion, discover_eq_files, read_eq_file
-from tasks.io.errors import DataFormatError
+from tasks.io.errors import DataFormatError, MissingInputError
 from tasks.retrieval.evaluate import question_id
 
 #: Figure-1 set name -> directory under ``one-off/`` (see :mod:`tasks.questions.writers`).
@@ -97,7 +97,7 @@ def eq_split(questions_dir: Path, split: str = "test") -> QuerySet:
     """Every relation file of an EntityQuestions split, one group per relation."""
     files = discover_eq_files(questions_dir, split)
     if not files:
-        raise FileNotFoundError(f"{questions_dir}: no EntityQuestions {split} files (P*.{split}"
+        raise MissingInputError(f"{questions_dir}: no EntityQuestions {split} files (P*.{split}"
                                 ".json) found")
     return QuerySet(split, {relation: read_eq_file(path) for relation, path in files.items()},
                     source=str(questions_dir))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tasks.config import BM25Config, DenseConfig, NamedDenseConfig, RetrievalConfig
+from tasks.io.errors import MissingInputError
 from tasks.retrieval.encoders import EncoderSpec, resolve_encoder_spec
 
 
@@ -183,9 +184,10 @@ def trained_encoder_config(named: NamedDenseConfig, trained_dir: Path) -> NamedD
         return named.model_copy(update={"model": str(trained_dir / SHARED_DIR),
                                         "pooling": pooling, "normalize": False})
     if not (trained_dir / QUESTION_DIR).is_dir():
-        raise FileNotFoundError(
+        raise MissingInputError(
             f"{named.model}: no trained retriever at {trained_dir} (expected {QUESTION_DIR}/ + "
-            f"{CTX_DIR}/ or {SHARED_DIR}/); run the train-retriever stage first")
+            f"{CTX_DIR}/ or {SHARED_DIR}/); run the train-retriever stage first "
+            "(qastress stage train-retriever)")
     return named.model_copy(update={"model": str(trained_dir / QUESTION_DIR),
                                     "ctx_model": str(trained_dir / CTX_DIR),
                                     "pooling": pooling, "normalize": False})

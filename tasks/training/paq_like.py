@@ -32,6 +32,7 @@ from typing import Any
 
 from tasks.evaluation.has_answer import passage_has_answer
 from tasks.io.dpr import DprCtx, DprExample, write_dpr_examples
+from tasks.io.errors import MissingInputError
 from tasks.io.passages import count_passages, iter_passages
 from tasks.io.tables import read_table
 from tasks.orchestration import artifact_task
@@ -56,7 +57,7 @@ class _Fact:
 
 def _columns(path: Path, wanted: Sequence[str], what: str) -> dict[str, list[Any]]:
     if not Path(path).is_file():
-        raise FileNotFoundError(f"{path}: no {what} (run the entity-questions flow first)")
+        raise MissingInputError(f"{path}: no {what} (run the entity-questions flow first)")
     table = read_table(path)
     missing = [c for c in wanted if c not in table.column_names]
     if missing:

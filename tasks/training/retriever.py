@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.io.atomic import write_json
+from tasks.io.errors import MissingInputError
 from tasks.io.passages import iter_passages
 
 
@@ -54,7 +55,7 @@ def relation_training_files(dpr_dir: Path, relations: Sequence[str], split: str
     for relation in relations:
         path = Path(dpr_dir) / main_file(relation, split)
         if not path.is_file():
-            raise FileNotFoundError(f"relation {relation}: no DPR training file {path} (run "
+            raise MissingInputError(f"relation {relation}: no DPR training file {path} (run "
                                     "the entity-questions flow with dpr_training: true)")
         files.append(path)
     return files

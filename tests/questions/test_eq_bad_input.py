@@ -113,5 +113,5 @@ def test_unknown_relation_in_params_is_named(tmp_path):
 def test_no_trex_files_is_a_clear_error(setup):
     params, _, tmp_path = setup
     params = _with_sources(params, trex=tmp_path / "nowhere" / "*.json")
-    with pytest.raises(FileNotFoundError, match="no T-REx files"):
+    with pytest.raises(FileNotFoundError, match=r"no file matches sources\.trex"):
         construct(params, plain=True)
