@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from flows._params import stage_output
 from tasks.config import Params
 from tasks.io.squad import discover_paraphrase_sets
 from tasks.layout import Layout
@@ -15,7 +16,8 @@ def evaluation_files(params: Params) -> dict[str, Path]:
     """``{name: SQuAD file}`` evaluated before and after: the paraphrased sets (orig and
     para), the released ones when configured and present, and SQuAD dev."""
     layout, cfg = Layout(params), params.readers
-    sets = discover_paraphrase_sets(layout.paraphrase_test_sets)
+    sets = discover_paraphrase_sets(stage_output(
+        layout.paraphrase_test_sets, "paraphrased sets", "paraphrase"))
     if cfg.augmentation.evaluate_released and cfg.released_sets:
         sets.update(discover_paraphrase_sets(Path(cfg.released_sets), prefix="released-"))
     files = {f"{name}_{variant}": path for name, pair in sets.items()

@@ -47,3 +47,10 @@ def raw_files(params: Params, source_key: str, paths: list[Path]) -> list[Path]:
         raise MissingInputError(f"{params.raw_path(source_key)}: no file matches "
                                 f"sources.{source_key}; {how_to_get_raw(params, source_key)}")
     return paths
+
+
+def stage_output(path: Path, what: str, stage: str) -> Path:
+    """``path`` written by the stage ``stage``; a :class:`MissingInputError` saying to run it
+    first when the path is not there."""
+    return require_input(path, what, f"run `qastress stage {stage}` first (or the whole study, "
+                         "`qastress run`)")

@@ -91,10 +91,11 @@ def augment_kind(params: Params, kind: str) -> dict:
     # augmentation.json marks the kind's stage done: gone until this run is, so a run that
     # dies half way is not compared (reader-augmentation) by the last complete run's counts
     layout.augmentation_counts(kind).unlink(missing_ok=True)
-    counts = _augment(params, kind, paraphraser_dir(params), thresholds, work)
+    paraphraser, evaluated = paraphraser_dir(params), evaluation_files(params)  # inputs first
+    counts = _augment(params, kind, paraphraser, thresholds, work)
     reader_dir = layout.augmentation_reader(kind)
     train_reader_task(Path(counts["train_file"]), reader_dir, cfg.model)
-    predict_task(reader_dir, evaluation_files(params), layout.augmentation_predictions(kind),
+    predict_task(reader_dir, evaluated, layout.augmentation_predictions(kind),
                  batch_size=cfg.model.predict_batch_size, cpu_threads=cfg.model.cpu_threads)
     counts = {"kind": kind, "configured": True, **counts}
     write_json(layout.augmentation_counts(kind), counts, indent=2)

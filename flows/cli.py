@@ -73,6 +73,7 @@ def run_flow(name: str, profile: str | None, params_file: Path | None,
     except ParamsError as exc:
         typer.secho(f"invalid parameters: {exc}", fg="red", err=True)
         raise typer.Exit(2) from None
+    from flows._input_error_logs import input_errors_on_one_line
     from tasks.distribution import shared_api
     from tasks.io.errors import DataFormatError, MissingInputError
     from tasks.server import run_api_url
@@ -82,7 +83,8 @@ def run_flow(name: str, profile: str | None, params_file: Path | None,
     orchestration = params.orchestration.model_copy(update={"api_url": api_url})
     flow_fn = load_flow(name)
     try:
-        with run_settings(params.paths.state), shared_api(orchestration) as url:
+        with (run_settings(params.paths.state), shared_api(orchestration) as url,
+              input_errors_on_one_line()):
             typer.echo(f"Prefect API: {url}{'' if api_url else ' (temporary, for this run)'} "
                        "(`qastress server up` keeps runs for the UI)", err=True)
             return flow_fn(params=params, **flow_args)

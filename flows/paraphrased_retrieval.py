@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from prefect import flow
 
-from flows._params import resolve
+from flows._params import resolve, stage_output
 from flows._retrieve import Collection, prepare_indexes, run_all, save_query_set
 from tasks.config import Params
 from tasks.io.atomic import write_json, write_text
@@ -29,10 +29,10 @@ from tasks.retrieval.retrievers import BM25Retriever, Retriever, registry_from_c
 
 
 def skip_note(layout: Layout) -> None:
-    """No paraphrased set yet: say so in the metrics JSON and the report."""
+    """The paraphrase flow accepted no paraphrased set: say so in the metrics JSON and the
+    report."""
     print(f"paraphrased sets: no <set>_orig.json + <set>_para.json pair with questions in "
-          f"{layout.paraphrase_test_sets} yet (the paraphrase flow writes them); skipped. "
-          "Run `qastress stage paraphrased-retrieval` after the paraphrase flow.")
+          f"{layout.paraphrase_test_sets} (the paraphrase flow accepted none); skipped.")
     note = f"no paraphrased set with questions in {layout.paraphrase_test_sets}"
     write_json(layout.retrieval_paraphrased_metrics, {"sets": {}, "note": note}, indent=2)
     write_text(layout.retrieval_paraphrased_report,
@@ -58,9 +58,11 @@ def context_collection(params: Params, layout: Layout, set_files: dict,
 
 def paraphrased_evaluation(params: Params, layout: Layout, names: list[str]) -> dict | None:
     """Original vs paraphrased SQuAD questions over their contexts, with every retriever;
-    ``None`` (and a note) when the paraphrase flow has not written the sets yet."""
+    ``None`` (and a note) when the paraphrase flow accepted no set; a
+    :class:`MissingInputError` when it has not run."""
     cfg = params.retrieval
-    set_files = discover_paraphrase_sets(layout.paraphrase_test_sets)
+    set_files = discover_paraphrase_sets(stage_output(
+        layout.paraphrase_test_sets, "paraphrased sets", "paraphrase"))
     if not set_files:
         skip_note(layout)
         return None
@@ -87,7 +89,8 @@ def paraphrased_evaluation(params: Params, layout: Layout, names: list[str]) -> 
 @flow(name="paraphrased-retrieval", log_prints=True)
 def paraphrased_retrieval(params: Params | None = None, profile: str | None = None,
                           params_file: str | None = None) -> dict | None:
-    """Retrieval accuracy on original vs paraphrased questions (``None`` when no sets yet)."""
+    """Retrieval accuracy on original vs paraphrased questions (``None`` when the paraphrase flow
+    accepted no set)."""
     params = resolve(params, profile, params_file)
     if not params.retrieval.paraphrased_sets:
         print("retrieval.paraphrased_sets is off: skipped")

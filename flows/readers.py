@@ -22,7 +22,7 @@ from pathlib import Path
 
 from prefect import flow
 
-from flows._params import resolve
+from flows._params import resolve, stage_output
 from flows.train_reader import trained_reader
 from tasks.config import Params
 from tasks.io.squad import discover_paraphrase_sets
@@ -100,7 +100,8 @@ def readers(params: Params | None = None, profile: str | None = None,
     """Predict the paraphrased sets with the trained reader, compare EM/F1 orig vs para."""
     params = resolve(params, profile, params_file)
     layout, cfg = Layout(params), params.readers
-    set_files = discover_paraphrase_sets(layout.paraphrase_test_sets)
+    set_files = discover_paraphrase_sets(stage_output(
+        layout.paraphrase_test_sets, "paraphrased sets", "paraphrase"))
     released = Path(cfg.released_sets) if cfg.released_sets else None
     set_files.update(discover_paraphrase_sets(released, prefix="released-"))
     if released is not None and not released.is_dir():

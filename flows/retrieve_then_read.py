@@ -38,25 +38,25 @@ def retrieve_then_read(params: Params | None = None, profile: str | None = None,
     present = {name: layout.retrieval_results(name) for name in names
                if result_files(layout.retrieval_results(name), name)}
     absent = [name for name in names if name not in present]
-    if absent and cfg.retrievers:
+    if absent and (cfg.retrievers or not present):
         raise MissingInputError(
-            f"retrieve_then_read.retrievers {absent}: no <relation>.<retriever>.json under "
-            f"{[str(layout.retrieval_results(n)) for n in absent]}; run the retrieval stage")
+            f"{'retrieve_then_read' if cfg.retrievers else 'retrieval'}.retrievers {absent}: no "
+            f"<relation>.<retriever>.json under "
+            f"{[str(layout.retrieval_results(n)) for n in absent]}; run `qastress stage "
+            "retrieval` first (or the whole study, `qastress run`)")
     if absent:
         print(f"no retrieval results for {absent}: skipped")
     reader = model_slug(params.readers.model.model)
     model_dir = trained_reader(params)
     ks = list(cfg.ks)
     out_dir = layout.retrieve_then_read_results
-    read = (rtr_predict_task(model_dir, present, out_dir, ks=ks,
-                             per_relation=cfg.questions_per_relation, seed=cfg.seed,
-                             batch_size=params.readers.model.predict_batch_size,
-                             mode=params.retrieval.has_answer_mode, fusion=cfg.fusion,
-                             fusion_grid=cfg.fusion_grid)
-            if present else {"questions": 0, "passages_read": 0, "counts": {}})
-    if present:
-        print(f"reader {reader}: {read['questions']} questions, {read['passages_read']} "
-              f"distinct (question, passage) pairs read")
+    read = rtr_predict_task(model_dir, present, out_dir, ks=ks,
+                            per_relation=cfg.questions_per_relation, seed=cfg.seed,
+                            batch_size=params.readers.model.predict_batch_size,
+                            mode=params.retrieval.has_answer_mode, fusion=cfg.fusion,
+                            fusion_grid=cfg.fusion_grid)
+    print(f"reader {reader}: {read['questions']} questions, {read['passages_read']} "
+          f"distinct (question, passage) pairs read")
     if cfg.baseline not in present:
         print(f"baseline {cfg.baseline} has no results: no paired comparison")
     metrics = rtr_evaluate_task(out_dir, list(present), ks, baseline=cfg.baseline,

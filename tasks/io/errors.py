@@ -24,6 +24,11 @@ class DataFormatError(ValueError):
             message += f"; got {got}"
         super().__init__(message)
 
+    def __reduce__(self) -> tuple:
+        """Pickled with its fields, so that it crosses to the flow from a Dask or Ray worker
+        (the default pickles only the message, which ``__init__`` cannot take alone)."""
+        return (type(self), (self.path, self.where, self.expected, self.got))
+
 
 class MissingInputError(FileNotFoundError):
     """An input of a stage is not there. The message names the path, what it should hold and

@@ -49,6 +49,15 @@ def test_a_missing_raw_input_names_its_path_and_how_to_get_it(empty_project, tmp
     ("flows.paraphrase", "paraphrase", "sources.squad_dev"),
     ("flows.train_reader", "train_reader", "sources.squad_train"),
     ("flows.retrieval", "retrieval", "no trained retriever at"),
+    ("flows.readers", "readers", r"paraphrasing-squad: no paraphrased sets; run `qastress "
+     r"stage paraphrase` first"),
+    ("flows.paraphrased_retrieval", "paraphrased_retrieval", r"no paraphrased sets; run "
+     r"`qastress stage paraphrase`"),
+    ("flows.retrieve_then_read", "retrieve_then_read", r"retrieval\.retrievers \[.*\]: no "
+     r"<relation>\.<retriever>\.json under .*run `qastress stage retrieval` first"),
+    ("flows.augment_reader", "augment_non_adversarial", r"no PPDB table at .*run the "
+     r"paraphrase stage first"),
+    ("flows.reader_augmentation", "reader_augmentation", r"no trained reader"),
 ])
 def test_stages_fail_first_naming_the_missing_input(empty_project, tmp_path, module, flow,
                                                     missing):

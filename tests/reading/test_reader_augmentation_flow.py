@@ -286,6 +286,7 @@ def test_a_run_that_dies_half_way_leaves_no_done_marker(smoke_world, tiny_bert, 
         raise RuntimeError("killed half way")
 
     monkeypatch.setattr(augment_reader, "paraphraser_dir", lambda params: None)
+    monkeypatch.setattr(augment_reader, "evaluation_files", lambda params: {})
     monkeypatch.setattr(augment_reader, "_augment", dies)
     with pytest.raises(RuntimeError, match="killed half way"):
         augment_reader.augment_kind(params, "non_adversarial")
