@@ -101,6 +101,11 @@ def _original(question: Any, row: Mapping[str, Any]) -> Any:
     return replace(question, id=row["squad_id"], question=row["original"])
 
 
+def in_question(question: str, phrase: str) -> bool:
+    """Whether the question already holds the phrase (token for token): no suggestion then."""
+    return contains_span(tokenize(question), tokenize(phrase))
+
+
 def adversarial_rows(questions: Sequence[Any], results: Sequence[Any],
                      per_question: int | None = None) -> list[dict[str, Any]]:
     """Adversarial results as rows of the suggestions table (``SUGGESTIONS_SCHEMA``): one row
@@ -111,9 +116,8 @@ def adversarial_rows(questions: Sequence[Any], results: Sequence[Any],
     for question, result in zip(questions, results, strict=True):
         base = {"qid": question.id, "question": question.question,
                 "source": normalise_question(question.question), "score": None}
-        tokens = tokenize(question.question)
         suggestions = [s for s in result.suggestions
-                       if not contains_span(tokens, tokenize(s.text))][:per_question or None]
+                       if not in_question(question.question, s.text)][:per_question or None]
         if not suggestions:
             rows.append({**base, "rank": 0, "phrase": None, "suggestion": None})
         for rank, suggestion in enumerate(suggestions, start=1):
@@ -127,7 +131,10 @@ def suggest_adversarial(squad_path: Path, ner: Path | str, chunker: Path | str, 
                         on_error: str = "raise", taggers: tuple[Any, Any] | None = None
                         ) -> dict[str, Any]:
     """Adversarial suggestions (:mod:`tasks.paraphrase.adversarial`) of the SQuAD questions,
-    written as a suggestions table; the counts, with why questions got none.
+    written as a suggestions table; the counts, with why questions got none. A question
+    without a gold answer (SQuAD v2 style) gets no suggestion and is counted
+    (``questions_without_answer``); of the ``phrases_found``, those the question already
+    holds and those past ``per_question`` are no suggestion.
 
     ``ner`` and ``chunker`` are Flair model names or paths (:func:`models.flair_taggers.
     load_tagger`); ``taggers`` may pass loaded (or stub) taggers instead.
@@ -135,8 +142,8 @@ def suggest_adversarial(squad_path: Path, ner: Path | str, chunker: Path | str, 
     from tasks.paraphrase.adversarial import suggest_for_questions
 
     skips = SkipCounter(str(squad_path))
-    questions = [q for q in read_squad(squad_path, on_error=on_error, skips=skips).questions()
-                 if q.answers]
+    read = list(read_squad(squad_path, on_error=on_error, skips=skips).questions())
+    questions = [q for q in read if q.answers]  # a suggestion must avoid the answer
     if max_questions is not None:
         questions = questions[:max_questions]
     if taggers is None:
@@ -152,6 +159,7 @@ def suggest_adversarial(squad_path: Path, ner: Path | str, chunker: Path | str, 
             "questions_with_suggestions": len(with_rows),
             "suggestions": sum(1 for r in rows if r["suggestion"] is not None),
             "phrases_found": sum(len(r.suggestions) for r in results),
+            "questions_without_answer": len(read) - sum(1 for q in read if q.answers),
             "squad_skipped": skips.total, "no_phrase_because": dict(reasons.most_common())}
 
 

@@ -6,6 +6,8 @@ checked here is the interface between ``tasks.paraphrase.adversarial`` and the f
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from para_data_world import stub_taggers
 
@@ -32,8 +34,22 @@ def test_suggestions_table_from_the_taggers(adversarial):
     assert q1 == [(1, "NP", "its largest city")]
     assert counts["questions"] == 7 and counts["questions_with_suggestions"] == 1
     assert counts["phrases_found"] == 2 and counts["suggestions"] == 1
+    assert counts["questions_without_answer"] == 0
     assert sum(counts["no_phrase_because"].values()) == 6
     assert all(r["suggestion"] is None and r["rank"] == 0 for r in rows if r["qid"] != "q1")
+
+
+def test_a_question_without_answer_is_counted_not_dropped(mini_params, tmp_path):
+    data = json.loads(mini_params.raw_path("squad_dev").read_text())
+    qas = data["data"][0]["paragraphs"][0]["qas"]
+    qas.append({"id": "unanswerable", "question": "who painted the city?", "answers": []})
+    squad = tmp_path / "dev.json"
+    squad.write_text(json.dumps(data))
+    counts = suggest_adversarial(squad, "ner", "chunk", tmp_path / "adv.parquet",
+                                 taggers=stub_taggers())
+    assert counts["questions_without_answer"] == 1 and counts["questions"] == 7
+    assert "unanswerable" not in {r["qid"] for r in read_table(tmp_path / "adv.parquet")
+                                  .to_pylist()}
 
 
 def test_adversarial_table_feeds_the_generation_step(mini_params, adversarial, tmp_path):
