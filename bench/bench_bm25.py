@@ -25,7 +25,9 @@ def main() -> None:
     parser.add_argument("--profile", default="demo", help="demo-world profile when generating")
     parser.add_argument("--queries", type=int, default=5000, help="number of queries")
     parser.add_argument("--k", type=int, default=100, help="hits per query")
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                        help="threads for indexing and for both searches (default: this "
+                        "machine's CPU count, %(default)s)")
     parser.add_argument("--repeats", type=int, default=3, help="timed repetitions (best kept)")
     args = parser.parse_args()
 

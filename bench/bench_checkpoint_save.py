@@ -82,9 +82,14 @@ def child(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--hidden", type=int, default=768)
-    parser.add_argument("--layers", type=int, default=12)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--hidden", type=int, default=768,
+                        help="hidden size of each of the two BERTs (default: %(default)s, "
+                        "BERT-base)")
+    parser.add_argument("--layers", type=int, default=12,
+                        help="transformer layers of each BERT (default: %(default)s, BERT-base)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="saves per writer, alternating between writers; the median is shown "
+                        "(default: %(default)s)")
     parser.add_argument("--writer", choices=WRITERS, help=argparse.SUPPRESS)
     parser.add_argument("--path", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -6,7 +6,7 @@ pooling, L2-normalised, max length 256) three ways, in the same process, interle
 (a) ``tasks.retrieval.encoders.encode_texts``: token-length-sorted batches, each padded to its
     own longest passage, under ``torch.inference_mode``;
 (b) ``sentence_transformers.SentenceTransformer(model_dir).encode`` (its own length sorting);
-(c) a naive loop: passages in file order, every batch padded to 256 tokens.
+(c) a naive loop: passages in file order, every batch padded to ``--max-length`` tokens.
 
 Checks that the three give the same vectors and prints passages/s of each and the ratios
 ours/sentence-transformers (target >= 1.0) and ours/naive (target >= 1.3), plus the machine.
@@ -58,8 +58,11 @@ def main() -> None:
                         help="model directory, hub name or packaged:<name>")
     parser.add_argument("--passages", type=Path, help="psgs_w100.tsv (default: synthetic)")
     parser.add_argument("--n", type=int, default=256, help="number of passages")
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--max-length", type=int, default=256)
+    parser.add_argument("--batch-size", type=int, default=32,
+                        help="passages per batch, for every way of encoding (default: %(default)s)")
+    parser.add_argument("--max-length", type=int, default=256,
+                        help="tokens per passage: longer ones are truncated, and the naive loop "
+                        "pads every batch to it (default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=2, help="timed repetitions (best kept)")
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
     args = parser.parse_args()
@@ -130,8 +133,8 @@ def main() -> None:
     runners = {"ours": ours, "sentence-transformers": sentence_transformers, "naive": naive,
                "compute only": compute_only}
     warm = texts[:args.batch_size]  # warm-up (allocators, lazy initialisation)
-    encode_texts(model, tokenizer, warm, batch_size=args.batch_size, device=device,
-                 normalize=True)
+    encode_texts(model, tokenizer, warm, batch_size=args.batch_size,
+                 max_length=args.max_length, device=device, normalize=True)
     st.encode(warm, batch_size=args.batch_size)
 
     best: dict[str, float] = {}

@@ -183,12 +183,16 @@ def make_results(n_questions: int, k: int, answer_rate: float, seed: int) -> lis
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--questions", type=int, default=2000)
+    parser.add_argument("--questions", type=int, default=2000,
+                        help="questions in the generated result file (default: %(default)s)")
     parser.add_argument("--k", type=int, default=100, help="ctxs per question")
     parser.add_argument("--answer-rate", type=float, default=0.01,
                         help="share of ctxs that hold one of the question's answers")
     parser.add_argument("--ks", default="1,5,20,100", help="k values of top-k accuracy")
-    parser.add_argument("--mode", choices=sorted(OFFICIAL), default="eq-string")
+    parser.add_argument("--mode", choices=sorted(OFFICIAL), default="eq-string",
+                        help="answer matching: eq-string (EntityQuestions string_match: answers "
+                        "NFD-normalised) or dpr-string (DPR has_answer: passages too) (default: "
+                        "%(default)s)")
     parser.add_argument("--result-ctxs", type=int, default=20,
                         help="has_answer flags kept per question (the result JSON's ctxs; "
                         "default: 20, the demo profile's retrieval.result_ctxs; the real "
@@ -199,7 +203,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="questions whose flags are compared with the official function")
     parser.add_argument("--repeats", type=int, default=3,
                         help="interleaved timings of each; the best is reported")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the generated questions, passages and answers (default: "
+                        "%(default)s)")
     args = parser.parse_args(argv)
     k_values = sorted(int(k) for k in args.ks.split(","))
 

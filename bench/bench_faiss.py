@@ -27,12 +27,17 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=50_000, help="passages in the index")
     parser.add_argument("--dim", type=int, default=384, help="vector dimension")
-    parser.add_argument("--shard-size", type=int, default=10_000)
-    parser.add_argument("--queries", type=int, default=2_000)
+    parser.add_argument("--shard-size", type=int, default=10_000,
+                        help="passages per vector shard the index is built from (default: "
+                        "%(default)s)")
+    parser.add_argument("--queries", type=int, default=2_000,
+                        help="number of random query vectors (default: %(default)s)")
     parser.add_argument("--k", type=int, default=100, help="hits per query")
-    parser.add_argument("--kind", default="flat", choices=("flat", "hnsw", "ivfpq"))
+    parser.add_argument("--kind", default="flat", choices=("flat", "hnsw", "ivfpq"),
+                        help="FAISS index type to build and search (default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=3, help="timed repetitions (best kept)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the random passage and query vectors (default: %(default)s)")
     args = parser.parse_args()
 
     import faiss

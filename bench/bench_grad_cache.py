@@ -94,11 +94,16 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="BERT-family checkpoint (default: a "
                         "random BERT of the profile's MLM shape; demo: 2 layers x 128)")
     parser.add_argument("--profile", default="demo", help="params.yaml profile for that shape")
-    parser.add_argument("--q-length", type=int, default=32)
-    parser.add_argument("--ctx-length", type=int, default=256)
+    parser.add_argument("--q-length", type=int, default=32,
+                        help="tokens per question (random ids; default: %(default)s)")
+    parser.add_argument("--ctx-length", type=int, default=256,
+                        help="tokens per passage, positive and hard negative (random ids; default: "
+                        "%(default)s)")
     parser.add_argument("--steps", type=int, default=3, help="steps per run (the first untimed)")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
-    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                        help="where the steps run; the peak is resident memory on cpu, "
+                        "torch.cuda.max_memory_allocated on cuda (default: %(default)s)")
     parser.add_argument("--mode", choices=["plain", "cached"], help=argparse.SUPPRESS)
     parser.add_argument("--batch-size", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -65,16 +65,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-len", type=int, default=32,
                         help="generated tokens per question (forced, both)")
     parser.add_argument("--batch-size", type=int, default=32, help="questions per batch (both)")
-    parser.add_argument("--d-model", type=int, default=256)
+    parser.add_argument("--d-model", type=int, default=256,
+                        help="model width, d_model (both; default: %(default)s)")
     parser.add_argument("--layers", type=int, default=3, help="encoder and decoder layers")
-    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--heads", type=int, default=4,
+                        help="attention heads per layer (both; default: %(default)s)")
     parser.add_argument("--ff", type=int, default=1024, help="feed-forward width")
     parser.add_argument("--vocab", type=int, default=8000, help="SentencePiece vocabulary size")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs; the median is shown")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch intra-op threads (default: torch's default)")
     parser.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the synthetic questions and the random weights (default: "
+                        "%(default)s)")
     args = parser.parse_args(argv)
     if min(args.questions, args.beam, args.max_len, args.batch_size, args.repeats) < 1:
         parser.error("--questions, --beam, --max-len, --batch-size, --repeats must be >= 1")

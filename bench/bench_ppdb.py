@@ -205,9 +205,12 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size-mb", type=float, default=64.0,
                         help="size of the synthetic rule file (1024 = the issue's 1 GB)")
-    parser.add_argument("--questions", type=int, default=5000)
+    parser.add_argument("--questions", type=int, default=5000,
+                        help="synthetic questions to suggest for (default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=3, help="timed repetitions (best kept)")
-    parser.add_argument("--min-score", type=float, default=0.25)
+    parser.add_argument("--min-score", type=float, default=0.25,
+                        help="rules are kept only when their PPDB2.0Score is above this (default: "
+                        "%(default)s)")
     parser.add_argument("--cache-mb", type=int, default=4,
                         help="SQLite page cache while building, the part of the memory that "
                         "fills up with the table (default: 4; build_ppdb_table's default: 32)")

@@ -69,19 +69,34 @@ def bench_inference(args, run_ours, run_pipeline, n_windows: int, max_answer: in
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--questions", type=int, default=48)
+    parser.add_argument("--questions", type=int, default=48,
+                        help="synthetic questions, each over its own context (training uses "
+                        "them four times over; default: %(default)s)")
     parser.add_argument("--sentences", type=int, default=20, help="context sentences")
-    parser.add_argument("--max-length", type=int, default=256)
-    parser.add_argument("--doc-stride", type=int, default=64)
-    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--max-length", type=int, default=256,
+                        help="inference window in tokens, question included (both; default: "
+                        "%(default)s)")
+    parser.add_argument("--doc-stride", type=int, default=64,
+                        help="context tokens shared by consecutive inference windows (both; "
+                        "default: %(default)s)")
+    parser.add_argument("--batch-size", type=int, default=16,
+                        help="windows per batch at inference and per training step (both; default: "
+                        "%(default)s)")
     parser.add_argument("--steps", type=int, default=12, help="training steps (both)")
     parser.add_argument("--train-length", type=int, default=128, help="training window")
-    parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--repeats", type=int, default=2,
+                        help="timed runs of each, alternating; the median is shown (default: "
+                        "%(default)s)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch CPU threads of both sides, ours (Reader.predict's "
+                        "cpu_threads) and the pipeline's (default: the machine's count)")
+    parser.add_argument("--device", default="cpu",
+                        help="torch device, e.g. cpu or cuda (default: %(default)s)")
     parser.add_argument("--model", default="packaged:all-MiniLM-L6-v2",
                         help="start point: packaged:NAME, a local model directory or a hub name")
-    parser.add_argument("--part", choices=("all", "inference", "training"), default="all")
+    parser.add_argument("--part", choices=("all", "inference", "training"), default="all",
+                        help="which comparison to run: inference, training or all (default: "
+                        "%(default)s)")
     args = parser.parse_args(argv)
 
     import pytorch_lightning as pl
@@ -94,10 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     from models.reader.data import WindowCollator
     from models.reader.features import featurize
     from models.reader.module import ReaderDataModule, ReaderModule, lr_factor
+    from models.threads import machine_cpu_threads
     from tasks.retrieval.encoder_spec import resolve_model_path
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    args.threads = args.threads or machine_cpu_threads()  # one count for every side
+    torch.set_num_threads(args.threads)
     print(f"machine: {machine()}; load {load()}; device {args.device}")
     base = resolve_model_path(args.model)
     torch.manual_seed(0)
@@ -112,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     inputs = [{"question": e.question, "context": e.context} for e in examples]
 
     def run_ours() -> list[str]:
-        return [p.text for p in reader.predict(examples, batch_size=args.batch_size)]
+        return [p.text for p in reader.predict(examples, batch_size=args.batch_size,
+                                               cpu_threads=args.threads)]
 
     def run_pipeline() -> list[str]:
         out = qa(inputs, batch_size=args.batch_size, max_seq_len=args.max_length,

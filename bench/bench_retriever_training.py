@@ -259,14 +259,22 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=16, help="questions per step")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=None,
                         help="several batch sizes, one after another (overrides --batch-size)")
-    parser.add_argument("--hidden", type=int, default=128)
-    parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--max-length", type=int, default=64)
+    parser.add_argument("--hidden", type=int, default=128,
+                        help="hidden size of each of the two random BERTs (768: BERT-base; "
+                        "default: %(default)s)")
+    parser.add_argument("--layers", type=int, default=2,
+                        help="transformer layers of each BERT (12: BERT-base; default: "
+                        "%(default)s)")
+    parser.add_argument("--max-length", type=int, default=64,
+                        help="tokens per question and per passage; longer ones are truncated "
+                        "(default: %(default)s)")
     parser.add_argument("--passage-words", type=int, default=0,
                         help="pad passages with filler sentences to this many words (0: short)")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs of each")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                        help="where both train; on cuda the peak GPU memory is printed too "
+                        "(default: %(default)s)")
     parser.add_argument("--precision", default="32-true", choices=["32-true", "bf16-mixed"],
                         help="bf16-mixed needs --device cuda")
     parser.add_argument("--tokenizer", default="packaged:all-MiniLM-L6-v2",

@@ -59,7 +59,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=7200, help="queries in the run")
     parser.add_argument("--depth", type=int, default=100, help="hits per query")
     parser.add_argument("--repeats", type=int, default=3, help="timings per reader (best kept)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the synthetic run's docids and scores (default: %(default)s)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -134,7 +134,7 @@ def time_steps(module: Any, loss: Callable[[Any], Any], options: dict[str, Any],
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trainer", choices=TRAINERS, default="reader",
                         help="which training step to time")
     parser.add_argument("--profile", default="demo", help="params.yaml profile for the sizes")

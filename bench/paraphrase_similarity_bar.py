@@ -77,15 +77,19 @@ def compare(rows: Sequence[dict], n_bootstrap: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--profile", default="demo")
+    parser.add_argument("--profile", default="demo",
+                        help="profile of the run's params.yaml, in the current directory (default: "
+                        "%(default)s)")
     parser.add_argument("--adversarial", action="store_true",
                         help="the adversarial candidates (context suggestions) instead")
     parser.add_argument("--reader", type=Path, default=None,
                         help="reader checkpoint (default: the run's trained reader)")
     parser.add_argument("--out", type=Path, required=True, help="working/output directory")
     parser.add_argument("--seed", type=int, default=2019, help="draw of one pair per question")
-    parser.add_argument("--n-bootstrap", type=int, default=2000)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--n-bootstrap", type=int, default=2000,
+                        help="bootstrap resamples of each EM drop's CI (default: %(default)s)")
+    parser.add_argument("--threads", type=int, default=2,
+                        help="torch CPU threads of the reader's predictions (default: %(default)s)")
     args = parser.parse_args()
 
     from tasks.config import load_params

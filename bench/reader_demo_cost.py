@@ -46,7 +46,9 @@ def token_lengths(path: Path, tokenizer) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--raw", type=Path, required=True, help="the demo world's data/raw")
-    parser.add_argument("--profile", default="demo")
+    parser.add_argument("--profile", default="demo",
+                        help="params.yaml profile whose readers.model is trained (default: "
+                        "%(default)s)")
     parser.add_argument("--set", action="append", default=[], metavar="model.KEY=VALUE",
                         help="readers.model overrides (values parsed as YAML)")
     parser.add_argument("--released", type=Path, default=None,
@@ -55,7 +57,9 @@ def main() -> None:
                         default=["dev_orig", "dev_para", "adv_orig", "adv_para"],
                         help="which released files to predict")
     parser.add_argument("--lengths", action="store_true", help="also print token lengths")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch CPU threads of training and prediction (it sets "
+                        "readers.model.cpu_threads; default: %(default)s)")
     args = parser.parse_args()
 
     import torch
@@ -68,6 +72,7 @@ def main() -> None:
     from tasks.reading.stages import predict_squad_files, train_reader_on_squad
 
     overrides = {f"readers.{k}": v for k, v in parse_sets(args.set).items()}
+    overrides["readers.model.cpu_threads"] = args.threads
     params = load_params(Path(__file__).resolve().parents[1] / "params.yaml",
                          profile=args.profile, overrides=overrides)
     cfg = params.readers.model
@@ -102,7 +107,8 @@ def main() -> None:
         for name, path in inputs.items():
             c0 = cpu_seconds()
             files = predict_squad_files(model_dir, {name: path}, Path(tmp) / "pred",
-                                        batch_size=cfg.predict_batch_size, device="cpu")
+                                        batch_size=cfg.predict_batch_size, device="cpu",
+                                        cpu_threads=cfg.cpu_threads)
             out["predict_cpu_s"][name] = round(cpu_seconds() - c0, 1)
             report = score_prediction_file(path, files[name])
             out.setdefault("scores", {})[name] = {"em": round(report.exact_match, 2),

@@ -32,8 +32,12 @@ def main() -> None:
     parser.add_argument("name", help="the set's name (dev, adv, ...)")
     parser.add_argument("predictions", type=Path, nargs="+",
                         help="one directory of predictions per reader training seed")
-    parser.add_argument("--confidence", type=float, default=0.95)
-    parser.add_argument("--n-bootstrap", type=int, default=1000)
+    parser.add_argument("--confidence", type=float, default=0.95,
+                        help="confidence level of the t and the two-level bootstrap intervals "
+                        "(default: %(default)s)")
+    parser.add_argument("--n-bootstrap", type=int, default=1000,
+                        help="resamples of the two-level bootstrap over seeds and pairs (default: "
+                        "%(default)s)")
     args = parser.parse_args()
 
     from tasks.evaluation.over_seeds import SeedInterval

@@ -71,7 +71,9 @@ def paraphrase_dev(dev: dict, seed: int) -> tuple[dict, dict, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="work directory")
-    parser.add_argument("--profile", default="demo")
+    parser.add_argument("--profile", default="demo",
+                        help="params.yaml profile: the demo world and the reader (default: "
+                        "%(default)s)")
     parser.add_argument("--n-train", type=int, default=None, help="default: the profile's")
     parser.add_argument("--seed", type=int, default=0, help="paraphrase draws")
     parser.add_argument("--set", "-S", action="append", default=[], metavar="KEY=VALUE",

@@ -79,9 +79,12 @@ def run_case(processes: int, policy: str, args: argparse.Namespace) -> list[dict
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=40)
-    parser.add_argument("--batch-size", type=int, default=2)
-    parser.add_argument("--length", type=int, default=200)
+    parser.add_argument("--steps", type=int, default=40,
+                        help="AdamW steps per training (default: %(default)s)")
+    parser.add_argument("--batch-size", type=int, default=2,
+                        help="windows per step (default: %(default)s)")
+    parser.add_argument("--length", type=int, default=200,
+                        help="random tokens per window (default: %(default)s)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads per process")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

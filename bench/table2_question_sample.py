@@ -30,14 +30,23 @@ RESULTS = Path("results/retriever_experiments")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--relation", default="P19")
+    parser.add_argument("--relation", default="P19",
+                        help="the relation (Wikidata property id) to score (default: %(default)s)")
     parser.add_argument("--sample", type=int, default=100,
                         help="size of the sub-sample (no_overlap_test's former value)")
-    parser.add_argument("--runs", type=Path, default=RESULTS / "runs" / "pattern")
-    parser.add_argument("--queries", type=Path, default=RESULTS / "queries" / "pattern.json")
-    parser.add_argument("--passages", type=Path, default=RESULTS / "passages.parquet")
-    parser.add_argument("--profile", default="demo")
-    parser.add_argument("--k", type=int, default=20)
+    parser.add_argument("--runs", type=Path, default=RESULTS / "runs" / "pattern",
+                        help="directory of the retriever experiments' TREC runs (default: "
+                        "%(default)s)")
+    parser.add_argument("--queries", type=Path, default=RESULTS / "queries" / "pattern.json",
+                        help="query set holding the relation's test questions (default: "
+                        "%(default)s)")
+    parser.add_argument("--passages", type=Path, default=RESULTS / "passages.parquet",
+                        help="the experiments' passages, to judge the hits (default: %(default)s)")
+    parser.add_argument("--profile", default="demo",
+                        help="params.yaml profile, for the sample's seed (default: %(default)s)")
+    parser.add_argument("--k", type=int, default=20,
+                        help="a question counts as answered when a top-k passage holds the answer "
+                        "(default: %(default)s)")
     args = parser.parse_args()
 
     cfg = load_params(Path("params.yaml"), profile=args.profile).entity_questions
