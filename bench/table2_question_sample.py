@@ -18,13 +18,6 @@ from pathlib import Path
 
 import numpy as np
 
-from tasks.config import load_params
-from tasks.io.trec import read_trec_run
-from tasks.questions.facts import sample_facts
-from tasks.retrieval.core import load_passages
-from tasks.retrieval.query_sets import QuerySet, read_query_set
-from tasks.training.experiment_results import group_hits
-
 RESULTS = Path("results/retriever_experiments")
 
 
@@ -48,6 +41,14 @@ def main() -> None:
                         help="a question counts as answered when a top-k passage holds the answer "
                         "(default: %(default)s)")
     args = parser.parse_args()
+    # imported after parsing: these modules hold Prefect tasks (a Prefect import, ~2 s) and
+    # `--help` needs none of them
+    from tasks.config import load_params
+    from tasks.io.trec import read_trec_run
+    from tasks.questions.facts import sample_facts
+    from tasks.retrieval.core import load_passages
+    from tasks.retrieval.query_sets import QuerySet, read_query_set
+    from tasks.training.experiment_results import group_hits
 
     cfg = load_params(Path("params.yaml"), profile=args.profile).entity_questions
     query_set = read_query_set(args.queries)
