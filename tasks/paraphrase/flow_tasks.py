@@ -101,11 +101,6 @@ def _original(question: Any, row: Mapping[str, Any]) -> Any:
     return replace(question, id=row["squad_id"], question=row["original"])
 
 
-def in_question(question: str, phrase: str) -> bool:
-    """Whether the question already holds the phrase (token for token): no suggestion then."""
-    return contains_span(tokenize(question), tokenize(phrase))
-
-
 def adversarial_rows(questions: Sequence[Any], results: Sequence[Any],
                      per_question: int | None = None) -> list[dict[str, Any]]:
     """Adversarial results as rows of the suggestions table (``SUGGESTIONS_SCHEMA``): one row
@@ -116,8 +111,9 @@ def adversarial_rows(questions: Sequence[Any], results: Sequence[Any],
     for question, result in zip(questions, results, strict=True):
         base = {"qid": question.id, "question": question.question,
                 "source": normalise_question(question.question), "score": None}
+        tokens = tokenize(question.question)
         suggestions = [s for s in result.suggestions
-                       if not in_question(question.question, s.text)][:per_question or None]
+                       if not contains_span(tokens, tokenize(s.text))][:per_question or None]
         if not suggestions:
             rows.append({**base, "rank": 0, "phrase": None, "suggestion": None})
         for rank, suggestion in enumerate(suggestions, start=1):
@@ -159,7 +155,7 @@ def suggest_adversarial(squad_path: Path, ner: Path | str, chunker: Path | str, 
             "questions_with_suggestions": len(with_rows),
             "suggestions": sum(1 for r in rows if r["suggestion"] is not None),
             "phrases_found": sum(len(r.suggestions) for r in results),
-            "questions_without_answer": len(read) - sum(1 for q in read if q.answers),
+            "questions_without_answer": sum(1 for q in read if not q.answers),
             "squad_skipped": skips.total, "no_phrase_because": dict(reasons.most_common())}
 
 
