@@ -155,25 +155,27 @@ def elq_to_interchange(elq_path: Path, out_path: Path, titles: Mapping[str, str]
     """Convert ELQ's prediction lines (``text`` + ``pred_tuples_string``) to the interchange.
 
     ELQ writes one JSON object per question with ``pred_tuples_string`` = ``[[title, mention],
-    ...]``; titles are mapped to Wikidata ids with ``titles``. Returns the number of lines.
+    ...]``; titles are mapped to Wikidata ids with ``titles``. A title ``titles`` does not know
+    is kept as it is, so that :func:`read_external_links` (which maps titles again, with the
+    study's own labels) counts it rather than this conversion dropping it. A line that is not
+    such an object, or a tuple without a title, raises :class:`DataFormatError` naming the line
+    (with ``on_error="skip"``: counted in ``skips``). Returns the number of lines written.
     """
     from tasks.io._jsonstream import iter_jsonl
     from tasks.io.linking import write_linked_questions
 
     items: list[LinkedQuestion] = []
     for lineno, value in iter_jsonl(elq_path, on_error, skips):
+        tuples = value.get("pred_tuples_string", []) if isinstance(value, dict) else None
         if (not isinstance(value, dict) or not isinstance(value.get("text"), str)
-                or not isinstance(value.get("pred_tuples_string", []), list)):
+                or not isinstance(tuples, list)
+                or not all(isinstance(pair, list) and pair and isinstance(pair[0], str)
+                           and pair[0] for pair in tuples)):
             handle(DataFormatError(elq_path, f"line {lineno}",
-                                   'an ELQ prediction {"text", "pred_tuples_string"}',
-                                   preview(value)), on_error, skips)
+                                   'an ELQ prediction {"text", "pred_tuples_string": '
+                                   '[[title, mention], ...]}', preview(value)), on_error, skips)
             continue
-        ids = []
-        for pair in value.get("pred_tuples_string", []):
-            title = pair[0] if isinstance(pair, list) and pair else None
-            qid = titles.get(title) if isinstance(title, str) else None
-            if qid:
-                ids.append(qid)
+        ids = [titles.get(pair[0], pair[0]) for pair in tuples]
         items.append(LinkedQuestion(value["text"], tuple(dict.fromkeys(ids))))
     write_linked_questions(out_path, items)
     return len(items)

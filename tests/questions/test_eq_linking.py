@@ -130,3 +130,31 @@ def test_elq_output_is_converted_to_the_interchange(tmp_path):
     assert list(iter_linked_questions(out)) == [
         LinkedQuestion("where was zoe saldana born", ("Q7",)),
         LinkedQuestion("no entity here", ())]
+
+
+def test_elq_titles_it_cannot_map_are_kept_for_the_reader_to_count(tmp_path):
+    elq = tmp_path / "elq_preds.jsonl"
+    elq.write_text(json.dumps({"text": "where was zoe saldana born in nowhere",
+                               "pred_tuples_string": [["Zoë Saldaña", "zoe saldana"],
+                                                      ["Nowhere", "nowhere"]]}) + "\n")
+    out = tmp_path / "links.jsonl"
+    assert elq_to_interchange(elq, out, title_index(ENTITIES)) == 1
+    assert list(iter_linked_questions(out)) == [
+        LinkedQuestion("where was zoe saldana born in nowhere", ("Q7", "Nowhere"))]
+    skips = SkipCounter("links")
+    assert read_external_links(out, title_index(ENTITIES), skips=skips) == [
+        LinkedQuestion("where was zoe saldana born in nowhere", ("Q7",))]
+    assert skips.counts == {"entity not mapped to a Wikidata id": 1}
+
+
+@pytest.mark.parametrize("tuples", [[["", "m"]], [[]], ["Paris"], [[3, "m"]], "Paris"])
+def test_elq_tuple_without_a_title_names_the_line(tmp_path, tuples):
+    elq = tmp_path / "elq_preds.jsonl"
+    elq.write_text(json.dumps({"text": "ok", "pred_tuples_string": []}) + "\n"
+                   + json.dumps({"text": "q", "pred_tuples_string": tuples}) + "\n")
+    with pytest.raises(DataFormatError, match=r"elq_preds.jsonl, line 2: expected an ELQ"):
+        elq_to_interchange(elq, tmp_path / "out.jsonl", title_index(ENTITIES))
+    skips = SkipCounter("elq")
+    assert elq_to_interchange(elq, tmp_path / "out.jsonl", title_index(ENTITIES),
+                              on_error="skip", skips=skips) == 1
+    assert skips.total == 1
