@@ -21,6 +21,7 @@ app = typer.Typer(
          "embedded synthetic demo world by default.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
 )
 data_app = typer.Typer(help="Real datasets: list them and download them (needs internet).",
                        no_args_is_help=True)
@@ -171,7 +172,7 @@ def data_list() -> None:
 def data_fetch(
     source: Annotated[str, typer.Argument(help="A source name from `qastress data list`.")],
     data_root: Annotated[Path, typer.Option(
-        help="The data root (paths.data): files land in <data-root>/raw/<dir>/, <dir> the "
+        help="The data root (paths.data): files land in `<data-root>/raw/<dir>/`, `<dir>` the "
     "source's \"fetched into\" in `qastress data list` (e.g. wikipedia/ for dpr-wikipedia)."),
     ] = Path("data"),
     base_url: Annotated[str | None, typer.Option(

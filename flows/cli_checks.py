@@ -66,7 +66,7 @@ def check_scores(
     metrics: Annotated[Path | None, typer.Option(
         help="The metrics directory (default: the profile's paths.metrics).")] = None,
     expected: Annotated[Path | None, typer.Option(
-        help="The expected-scores file (default: tasks/scores/expected/<profile>.yaml).")] = None,
+        help="The expected-scores file (default: `tasks/scores/expected/<profile>.yaml`).")] = None,
     update: Annotated[bool, typer.Option(
         "--update", help="Write the expected file from the metrics (a deliberate change of "
         "the expected numbers; tolerances and ignored keys are kept).")] = False,

@@ -33,6 +33,38 @@ def test_every_command_has_help(args):
     assert "Usage" in result.output
 
 
+def _commands(group, prefix=()):
+    """Every command path of the click group behind ``app`` (``["data", "fetch"]``, ...)."""
+    for name, command in group.commands.items():
+        if hasattr(command, "commands"):
+            yield from _commands(command, (*prefix, name))
+        else:
+            yield [*prefix, name]
+
+
+def test_help_paragraphs_are_reflowed_and_placeholders_kept():
+    """A docstring's hard line breaks do not reach the help (no ragged short lines in a
+    paragraph), and ``<placeholder>`` paths are printed, not swallowed as markup."""
+    commands = list(_commands(typer.main.get_group(app)))
+    assert ["check-scores"] in commands and ["data", "fetch"] in commands
+    for command in commands:
+        result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "80"})
+        assert result.exit_code == 0, (command, result.output)
+        description = result.output.split("╭")[0].splitlines()
+        paragraph: list[str] = []
+        for line in [*description, ""]:
+            if line.strip():
+                paragraph.append(line.strip())
+                continue
+            for inner in paragraph[:-1]:
+                assert len(inner) >= 50, (command, inner, result.output)
+            paragraph = []
+    checks = runner.invoke(app, ["check-scores", "--help"], env={"COLUMNS": "80"}).output
+    assert "tasks/scores/expected/<profile>.yaml" in checks
+    fetch = runner.invoke(app, ["data", "fetch", "--help"], env={"COLUMNS": "80"}).output
+    assert "<data-root>/raw/<dir>/" in fetch
+
+
 def test_params_command_shows_resolved_profile():
     result = runner.invoke(app, ["params", "--params", str(PROJECT_ROOT / "params.yaml"),
                                  "--profile", "smoke", "--set", "retrieval.bm25.k1=1.5"])
