@@ -1,4 +1,4 @@
-"""DPR formats: retriever training data, question/answer CSVs and retrieval results.
+"""DPR formats: retriever training data and question/answer CSVs.
 
 Retriever training data, ``*-train.json`` / ``*-dev.json`` (a JSON list, streamed with ijson)::
 
@@ -10,11 +10,7 @@ Question/answer files, ``*.qa.csv``: tab-separated, no header, ``question<TAB>an
 ``answers`` is a JSON or Python list literal (``["a1", "a2"]`` or ``['a1', 'a2']``). Read with
 the :mod:`csv` module like DPR's own loader does.
 
-Retrieval results (DPR / EntityQuestions style), a JSON list in question order::
-
-    [{"question", "answers": [str], "ctxs": [{"id", "title", "text", "score", "has_answer"}]}]
-
-with ``ctxs`` in rank order. DPR writes ``score`` as a string, so numeric strings are accepted.
+Retrieval results, DPR's third format, are read and written by :mod:`tasks.io.dpr_results`.
 
 JSON records are named by their 0-based index (``record 7``), CSV lines by 1-based number.
 """
@@ -24,70 +20,25 @@ from __future__ import annotations
 import ast
 import csv
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from tasks.io._jsonstream import iter_json_array, write_json_array
 from tasks.io.atomic import atomic_write
+from tasks.io.dpr_fields import (
+    Invalid,
+    answers_field,
+    id_field,
+    located_error,
+    number_field,
+    string_field,
+)
 from tasks.io.errors import DataFormatError, SkipCounter, handle, preview
 from tasks.io.text import handle_record_error, record_lines, utf8_error
 
 CTX_LISTS = ("positive_ctxs", "negative_ctxs", "hard_negative_ctxs")
-
-
-class _Invalid(Exception):
-    def __init__(self, inner: str, expected: str, got: str | None = None):
-        super().__init__(inner)
-        self.inner, self.expected, self.got = inner, expected, got
-
-
-def _error(path: str | Path, where: str, problem: _Invalid) -> DataFormatError:
-    place = f"{where}, {problem.inner}" if problem.inner else where
-    return DataFormatError(path, place, problem.expected, problem.got)
-
-
-def _string(value: Any, inner: str, allow_empty: bool = True) -> str:
-    if not isinstance(value, str) or (not allow_empty and not value.strip()):
-        raise _Invalid(inner, "a string" if allow_empty else "a non-empty string", preview(value))
-    return value
-
-
-def _answers(value: Any, inner: str, allow_empty: bool) -> tuple[str, ...]:
-    if not isinstance(value, list | tuple):
-        raise _Invalid(inner, "a list of answer strings", preview(value))
-    if not value and not allow_empty:
-        raise _Invalid(inner, "a non-empty answers list", "[]")
-    for position, answer in enumerate(value):
-        if not isinstance(answer, str):
-            raise _Invalid(f"{inner}[{position}]", "a string answer", preview(answer))
-    return tuple(value)
-
-
-def _number(value: Any, inner: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise _Invalid(inner, "a number", preview(value))
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            pass
-    raise _Invalid(inner, "a number (or a numeric string)", preview(value))
-
-
-def _id(value: Any, inner: str, required: bool) -> str | None:
-    if value is None and not required:
-        return None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    if isinstance(value, str) and value:
-        return value
-    raise _Invalid(inner, "a non-empty id (string or integer)", preview(value))
 
 
 # --- retriever training data ------------------------------------------------------------------
@@ -117,17 +68,17 @@ class DprExample:
 
 def _dpr_ctx(value: Any, inner: str) -> DprCtx:
     if not isinstance(value, dict):
-        raise _Invalid(inner, "a ctx object {title, text, score, title_score, passage_id}",
+        raise Invalid(inner, "a ctx object {title, text, score, title_score, passage_id}",
                        preview(value))
     for key in ("title", "text"):
         if key not in value:
-            raise _Invalid(inner, f'a ctx with "{key}"', f"keys {sorted(value)}")
+            raise Invalid(inner, f'a ctx with "{key}"', f"keys {sorted(value)}")
     return DprCtx(
-        title=_string(value["title"], f"{inner}.title"),
-        text=_string(value["text"], f"{inner}.text"),
-        score=_number(value.get("score"), f"{inner}.score"),
-        title_score=_number(value.get("title_score"), f"{inner}.title_score"),
-        passage_id=_id(value.get("passage_id"), f"{inner}.passage_id", required=False),
+        title=string_field(value["title"], f"{inner}.title"),
+        text=string_field(value["text"], f"{inner}.text"),
+        score=number_field(value.get("score"), f"{inner}.score"),
+        title_score=number_field(value.get("title_score"), f"{inner}.title_score"),
+        passage_id=id_field(value.get("passage_id"), f"{inner}.passage_id", required=False),
     )
 
 
@@ -135,30 +86,30 @@ def parse_dpr_example(value: Any, path: str | Path = "<DPR>", index: int = 0) ->
     """Validate one decoded training example; :class:`DataFormatError` names file and record."""
     try:
         if not isinstance(value, dict):
-            raise _Invalid("", "an example object {question, answers, positive_ctxs, ...}",
+            raise Invalid("", "an example object {question, answers, positive_ctxs, ...}",
                            preview(value))
         for key in ("question", "answers", "positive_ctxs"):
             if key not in value:
-                raise _Invalid("", f'an example with "{key}"', f"keys {sorted(value)}")
+                raise Invalid("", f'an example with "{key}"', f"keys {sorted(value)}")
         dataset = value.get("dataset")
         if dataset is not None:
-            dataset = _string(dataset, "dataset")
+            dataset = string_field(dataset, "dataset")
         lists: dict[str, tuple[DprCtx, ...]] = {}
         for key in CTX_LISTS:
             items = value.get(key, [])
             if not isinstance(items, list):
-                raise _Invalid(key, "a list of ctx objects", preview(items))
+                raise Invalid(key, "a list of ctx objects", preview(items))
             lists[key] = tuple(_dpr_ctx(c, f"{key}[{i}]") for i, c in enumerate(items))
         return DprExample(
             dataset=dataset,
-            question=_string(value["question"], "question", allow_empty=False),
-            answers=_answers(value["answers"], "answers", allow_empty=True),
+            question=string_field(value["question"], "question", allow_empty=False),
+            answers=answers_field(value["answers"], "answers", allow_empty=True),
             positive_ctxs=lists["positive_ctxs"],
             negative_ctxs=lists["negative_ctxs"],
             hard_negative_ctxs=lists["hard_negative_ctxs"],
         )
-    except _Invalid as problem:
-        raise _error(path, f"record {index}", problem) from None
+    except Invalid as problem:
+        raise located_error(path, f"record {index}", problem) from None
 
 
 def iter_dpr_examples(path: str | Path, on_error: str = "raise",
@@ -227,7 +178,7 @@ def _parse_answer_list(text: str) -> Any:
     try:
         return ast.literal_eval(text)
     except _LITERAL_ERRORS:
-        raise _Invalid("", 'a JSON or Python list literal of answers (["a1", "a2"])',
+        raise Invalid("", 'a JSON or Python list literal of answers (["a1", "a2"])',
                        preview(text)) from None
 
 
@@ -259,8 +210,8 @@ def iter_qa_csv(path: str | Path, on_error: str = "raise",
                 continue
             try:
                 item = _qa_row(row)
-            except _Invalid as problem:
-                error = _error(path, record_lines(first, reader.line_num), problem)
+            except Invalid as problem:
+                error = located_error(path, record_lines(first, reader.line_num), problem)
                 handle_record_error(error, first, reader.line_num, on_error, skips)
                 continue
             yield item
@@ -268,10 +219,10 @@ def iter_qa_csv(path: str | Path, on_error: str = "raise",
 
 def _qa_row(row: list[str]) -> QaRow:
     if len(row) != 2:
-        raise _Invalid("", "2 tab-separated fields (question, answer list)",
+        raise Invalid("", "2 tab-separated fields (question, answer list)",
                        f"{len(row)} in {preview(row)}")
-    question = _string(row[0], "question", allow_empty=False)
-    answers = _answers(_parse_answer_list(row[1].strip()), "answers", allow_empty=False)
+    question = string_field(row[0], "question", allow_empty=False)
+    answers = answers_field(_parse_answer_list(row[1].strip()), "answers", allow_empty=False)
     return QaRow(question, answers)
 
 
@@ -297,110 +248,3 @@ def write_qa_csv(path: str | Path, rows: Iterable[tuple[str, Sequence[str]]]) ->
             out.write(f"{_qa_question_field(question)}\t"
                       f"{json.dumps(list(answers), ensure_ascii=False)}\n")
     return Path(path)
-
-
-# --- retrieval results ------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class RetrievedCtx:
-    """A retrieved passage. ``has_answer`` is ``None`` when not judged."""
-
-    id: str
-    title: str
-    text: str
-    score: float | None = None
-    has_answer: bool | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RetrievalResult:
-    """A question, its gold answers and its retrieved passages in rank order."""
-
-    question: str
-    answers: tuple[str, ...]
-    ctxs: tuple[RetrievedCtx, ...]
-
-
-def _retrieved_ctx(value: Any, inner: str) -> RetrievedCtx:
-    if not isinstance(value, dict):
-        raise _Invalid(inner, "a ctx object {id, title, text, score, has_answer}", preview(value))
-    for key in ("id", "text"):
-        if key not in value:
-            raise _Invalid(inner, f'a ctx with "{key}"', f"keys {sorted(value)}")
-    has_answer = value.get("has_answer")
-    if has_answer is not None and not isinstance(has_answer, bool):
-        raise _Invalid(f"{inner}.has_answer", "true, false or null", preview(has_answer))
-    title = value.get("title")
-    return RetrievedCtx(
-        id=_id(value["id"], f"{inner}.id", required=True),  # type: ignore[arg-type]
-        title="" if title is None else _string(title, f"{inner}.title"),
-        text=_string(value["text"], f"{inner}.text"),
-        score=_number(value.get("score"), f"{inner}.score"),
-        has_answer=has_answer,
-    )
-
-
-def parse_retrieval_result(value: Any, path: str | Path = "<retrieval results>",
-                           index: int = 0) -> RetrievalResult:
-    """Validate one decoded result; :class:`DataFormatError` names file and record index."""
-    try:
-        if not isinstance(value, dict):
-            raise _Invalid("", "a result object {question, answers, ctxs}", preview(value))
-        for key in ("question", "answers", "ctxs"):
-            if key not in value:
-                raise _Invalid("", f'a result with "{key}"', f"keys {sorted(value)}")
-        ctxs = value["ctxs"]
-        if not isinstance(ctxs, list):
-            raise _Invalid("ctxs", "a list of ctx objects", preview(ctxs))
-        return RetrievalResult(
-            question=_string(value["question"], "question"),
-            answers=_answers(value["answers"], "answers", allow_empty=False),
-            ctxs=tuple(_retrieved_ctx(c, f"ctxs[{i}]") for i, c in enumerate(ctxs)),
-        )
-    except _Invalid as problem:
-        raise _error(path, f"record {index}", problem) from None
-
-
-def iter_retrieval_results(path: str | Path, on_error: str = "raise",
-                           skips: SkipCounter | None = None) -> Iterator[RetrievalResult]:
-    """Stream a retrieval-results JSON list (see :func:`read_retrieval_results`)."""
-    for index, value in iter_json_array(path, "a JSON array of retrieval results"):
-        try:
-            result = parse_retrieval_result(value, path, index)
-        except DataFormatError as error:
-            handle(error, on_error, skips)
-            continue
-        yield result
-
-
-def read_retrieval_results(path: str | Path, on_error: str = "raise",
-                           skips: SkipCounter | None = None) -> list[RetrievalResult]:
-    """Read a retrieval-results file (DPR / EntityQuestions style) into a list.
-
-    A result without ``question``/``answers``/``ctxs``, with an empty answers list, or with a
-    ctx missing ``id`` or ``text`` raises :class:`DataFormatError` naming the file and the
-    record index (and the ctx), or with ``on_error="skip"`` is counted in ``skips``.
-    """
-    return list(iter_retrieval_results(path, on_error, skips))
-
-
-def retrieval_result_to_dict(result: RetrievalResult) -> dict[str, Any]:
-    """The result in the DPR layout; a ctx's ``None`` score/has_answer are left out."""
-    ctxs = []
-    for ctx in result.ctxs:
-        record: dict[str, Any] = {"id": ctx.id, "title": ctx.title, "text": ctx.text}
-        if ctx.score is not None:
-            record["score"] = ctx.score
-        if ctx.has_answer is not None:
-            record["has_answer"] = ctx.has_answer
-        ctxs.append(record)
-    return {"question": result.question, "answers": list(result.answers), "ctxs": ctxs}
-
-
-def write_retrieval_results(path: str | Path,
-                            results: Iterable[RetrievalResult | Mapping[str, Any]]) -> Path:
-    """Atomically stream results out as a JSON list (one result a line, UTF-8)."""
-    return write_json_array(path, (
-        retrieval_result_to_dict(r) if isinstance(r, RetrievalResult) else dict(r)
-        for r in results
-    ))

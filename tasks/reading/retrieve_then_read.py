@@ -29,7 +29,7 @@ from typing import Any
 from tasks.evaluation.has_answer import DEFAULT_MODE, HasAnswerMode, passage_has_answer
 from tasks.io._jsonstream import iter_json_array
 from tasks.io.atomic import write_json
-from tasks.io.dpr import RetrievedCtx, parse_retrieval_result
+from tasks.io.dpr_results import RetrievedCtx, parse_retrieval_result
 from tasks.io.errors import DataFormatError
 from tasks.io.squad import write_predictions
 from tasks.reading.open_domain import PassageSpan, best_span, question_id, sample_positions

@@ -16,7 +16,7 @@ from prefect import task
 
 from tasks.evaluation.has_answer import DEFAULT_MODE, HasAnswerMode
 from tasks.io.atomic import write_json
-from tasks.io.dpr import RetrievalResult, RetrievedCtx, write_retrieval_results
+from tasks.io.dpr_results import RetrievalResult, RetrievedCtx, write_retrieval_results
 from tasks.io.trec import read_trec_run
 from tasks.orchestration import artifact_task
 from tasks.reporting.tables import publish_table_artifact, topk_rows, write_topk_report

@@ -25,7 +25,7 @@ import pytest
 import yaml
 from prefect_runs import settled_task_states, task_states
 
-from tasks.io.dpr import read_retrieval_results
+from tasks.io.dpr_results import read_retrieval_results
 from tasks.io.entityquestions import discover_eq_files
 from tasks.io.trec import read_trec_run
 from tasks.layout import Layout

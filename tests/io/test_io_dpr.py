@@ -10,14 +10,16 @@ import pytest
 from tasks.io.dpr import (
     DprCtx,
     DprExample,
-    RetrievalResult,
-    RetrievedCtx,
     iter_dpr_examples,
     iter_qa_csv,
-    iter_retrieval_results,
-    read_retrieval_results,
     write_dpr_examples,
     write_qa_csv,
+)
+from tasks.io.dpr_results import (
+    RetrievalResult,
+    RetrievedCtx,
+    iter_retrieval_results,
+    read_retrieval_results,
     write_retrieval_results,
 )
 from tasks.io.errors import DataFormatError, SkipCounter

@@ -12,7 +12,7 @@ import pytest
 from smoke_params import smoke_params_at
 
 from tasks.evaluation.squad_metrics import exact_match_score, metric_max_over_ground_truths
-from tasks.io.dpr import read_retrieval_results, write_retrieval_results
+from tasks.io.dpr_results import read_retrieval_results, write_retrieval_results
 from tasks.io.squad import read_predictions, read_squad
 from tasks.layout import Layout
 from tasks.orchestration import run_settings

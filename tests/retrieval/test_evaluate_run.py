@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tasks.io.dpr import read_retrieval_results
+from tasks.io.dpr_results import read_retrieval_results
 from tasks.io.entityquestions import EQQuestion, write_eq_file
 from tasks.io.passages import Passage, write_passages
 from tasks.io.trec import write_trec_run
