@@ -81,21 +81,34 @@ def write_articles(world: World, config: DemoWorldConfig) -> list[Article]:
     topics = sorted(_NEWS_TOPICS)
     by_topic = {topic: [e for e in subjects if _NEWS_TOPICS[topic](e)] for topic in topics}
     people = [e for e in subjects if e.cls == "person"]
+    # The entities of a year (and of a home country or topic in that year) never change while
+    # the pages are drawn: each list is built once, in the order of ``subjects``.
+    people_active: dict[int, list[Entity]] = {}
+    people_at_home: dict[tuple[int, str], list[Entity]] = {}
+    topic_active: dict[tuple[str, int], list[Entity]] = {}
     titles: set[str] = set()
     for _ in range(config.n_comention_passages - len(cities)):
         for _attempt in range(20):
             year = rng.randint(1950, 2022)
             if rng.random() < 0.35:
-                homes = [e for e in people if _active(e, year)]
+                if year not in people_active:
+                    people_active[year] = [e for e in people if _active(e, year)]
+                homes = people_active[year]
                 if not homes:
                     continue
                 code = rng.choice(homes).attrs["home_id"]
                 title = f"{year} in {world.label(code)}"
-                candidates = [e for e in homes if e.attrs["home_id"] == code]
+                if (year, code) not in people_at_home:
+                    people_at_home[year, code] = [e for e in homes
+                                                  if e.attrs["home_id"] == code]
+                candidates = people_at_home[year, code]
             else:
                 topic = rng.choice(topics)
                 title = f"{year} in {topic}"
-                candidates = [e for e in by_topic[topic] if _active(e, year)]
+                if (topic, year) not in topic_active:
+                    topic_active[topic, year] = [e for e in by_topic[topic]
+                                                 if _active(e, year)]
+                candidates = topic_active[topic, year]
             if candidates and title not in titles:
                 titles.add(title)
                 articles.append(writer.news_article(title, candidates, config.passage_words))

@@ -80,6 +80,10 @@ class _Builder(FactsMixin):
         self.names = NameFactory(stream(config.seed, "names"))
         self.ids_rng = stream(config.seed, "ids")
         self.used_ids: set[int] = set()
+        # The people who may still get a child / a spouse, in creation order: what
+        # ``make_person`` draws from (a scan of every person per draw was quadratic).
+        self.may_parent: list[Entity] = []
+        self.may_marry: list[Entity] = []
         self.object_keys: dict[tuple[str, str], str] = {}
         self.countries = inv.countries()
         self.by_country = inv.cities_by_country()
@@ -247,11 +251,9 @@ class _Builder(FactsMixin):
         parent = spouse = confusable_of = None
         draw = rng.random()
         if len(people) >= 30 and draw < 0.26:
-            candidates = [p for p in people if len(p.attrs.get("children", ())) < 3]
-            parent = rng.choice(candidates) if candidates else None
+            parent = rng.choice(self.may_parent) if self.may_parent else None
         elif len(people) >= 30 and draw < 0.46:
-            candidates = [p for p in people if "spouse" not in p.attrs]
-            spouse = rng.choice(candidates) if candidates else None
+            spouse = rng.choice(self.may_marry) if self.may_marry else None
         elif len(people) >= 30 and draw < 0.54:
             originals = [p for p in people[: len(people) // 2]
                          if p.id not in self.world.confusable]
@@ -288,12 +290,18 @@ class _Builder(FactsMixin):
                                  "first": name.first, "home": home}
         entity = self.add_entity(label=name.full, cls="person", kind="person", type="human",
                                  gender=name.gender, short=name.last, rank=rank, attrs=attrs)
+        self.may_parent.append(entity)
         if parent is not None:
             attrs["parent"] = parent.id
             parent.attrs.setdefault("children", []).append(entity.id)
+            if len(parent.attrs["children"]) >= 3:
+                self.may_parent.remove(parent)
         if spouse is not None:
             attrs["spouse"] = spouse.id
             spouse.attrs["spouse"] = entity.id
+            self.may_marry.remove(spouse)
+        else:
+            self.may_marry.append(entity)
         if confusable_of is not None:
             self.world.confusable[entity.id] = confusable_of.id
         if rng.random() < 0.5:

@@ -209,16 +209,17 @@ class FactsMixin:
             world.add_fact(company.id, "P17", self.country(home))
             if rng.random() < 0.5:
                 world.add_fact(company.id, "P740", self.city(self.pick_city(rng, home)))
+        earlier_in_country: dict[str, list[Entity]] = {}  # companies[:index] by country
         for index, company in enumerate(companies):
             draw = rng.random()
-            bigger = [c for c in companies[:index] if c.attrs["country"] == company.attrs[
-                "country"]] or companies[:index]
+            bigger = earlier_in_country.get(company.attrs["country"]) or companies[:index]
             if bigger and draw < 0.35:
                 parent = rng.choice(bigger)
                 world.add_fact(company.id, "P127", parent.id, min(2022, max(
                     company.attrs["inception"], parent.attrs["inception"]) + rng.randint(1, 30)))
             elif self.people and draw < 0.55:
                 world.add_fact(company.id, "P127", founders.choose(rng).id)
+            earlier_in_country.setdefault(company.attrs["country"], []).append(company)
         for band in created.get("band", []):
             founder = musicians.choose(rng) if self.people and rng.random() < 0.5 else None
             home = founder.attrs["home"] if founder is not None else rng.choice(
@@ -326,6 +327,8 @@ class FactsMixin:
                      and p.attrs["birth_year"] >= 1935] or self.people
         game_designers = WeightedChooser(designers, [1.0 / (p.rank or 1) ** 0.5
                                                      for p in designers])
+        owners = [c for c in created.get("company", []) if not c.attrs.get(
+            "manufacturer")] or created.get("company", [])
         for kind, pool in (("painting", artists), ("character", creators),
                            ("game", game_designers)):
             for work in created.get(kind, []):
@@ -344,8 +347,6 @@ class FactsMixin:
                 else:
                     if rng.random() < 0.6:
                         world.add_fact(work.id, "P495", self.country(creator.attrs["home"]))
-                    owners = [c for c in created.get("company", []) if not c.attrs.get(
-                        "manufacturer")] or created.get("company", [])
                     if owners and rng.random() < 0.6:
                         world.add_fact(work.id, "P127", rng.choice(owners).id)
         for product in created.get("product", []):
