@@ -4,7 +4,7 @@ Writes random unit vectors as passage shards, builds the index with
 ``tasks.retrieval.faiss_index.build_faiss_index``, then times, in the same process,
 interleaved, on the same queries:
 
-(a) ``dense_search(index_dir, queries, k)``: our stage (reads ``index.faiss``, the ids and the
+(a) ``dense_search(index_dir, queries, k)``: our stage (reads the FAISS ``index``, the ids and the
     manifest, checks the query encoder, searches, returns ``{qid: [(docid, score), ...]}``);
 (b) bare FAISS: ``faiss.read_index`` + ``index.search`` (arrays of row numbers and scores).
 
@@ -45,7 +45,12 @@ def main() -> None:
 
     from tasks.retrieval.dense_shards import shard_path, write_shard
     from tasks.retrieval.encoders import Embeddings
-    from tasks.retrieval.faiss_index import DenseIndex, build_faiss_index, dense_search
+    from tasks.retrieval.faiss_index import (
+        INDEX_FILE,
+        DenseIndex,
+        build_faiss_index,
+        dense_search,
+    )
 
     rng = np.random.default_rng(args.seed)
 
@@ -72,11 +77,11 @@ def main() -> None:
         return dense_search(index_dir, queries, args.k)
 
     def bare() -> tuple:
-        index = faiss.read_index(str(index_dir / "index.faiss"))
+        index = faiss.read_index(str(index_dir / INDEX_FILE))
         return index.search(queries.vectors, args.k)
 
     opened = DenseIndex.open(index_dir)
-    bare_index = faiss.read_index(str(index_dir / "index.faiss"))
+    bare_index = faiss.read_index(str(index_dir / INDEX_FILE))
     if args.kind == "hnsw":  # the same search parameters as ours
         bare_index.hnsw.efSearch = opened.index.hnsw.efSearch
     elif args.kind == "ivfpq":

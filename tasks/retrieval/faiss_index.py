@@ -2,11 +2,13 @@
 
 :func:`build_faiss_index` validates the shards
 (:func:`~tasks.retrieval.dense_shards.validate_shard`) and writes an index directory (built
-under a temporary name, moved into place when complete)::
+under a temporary name, moved into place when complete) in the layout of Pyserini's dense
+indexes, so ``pyserini.search.faiss.FaissSearcher(index_dir, query_encoder)`` opens it too::
 
-    index.faiss     flat inner product (exact; default), HNSW (IndexHNSWFlat, inner product)
-                    or IVF-PQ (IndexIVFPQ, inner product, trained on a seeded sample)
-    ids.txt         the passage id of each index row, one a line
+    index           the FAISS index: flat inner product (exact; default), HNSW (IndexHNSWFlat,
+                    inner product) or IVF-PQ (IndexIVFPQ, inner product, trained on a seeded
+                    sample)
+    docid           the passage id of each index row, one a line
     manifest.json   model name + fingerprint, dim, rows, kind, parameters, ``fingerprint``
 
 :func:`dense_search` refuses queries encoded by another model than the one the index was built
@@ -35,7 +37,8 @@ log = logging.getLogger(__name__)
 Run = dict[str, list[tuple[str, float]]]
 IndexKind = Literal["flat", "hnsw", "ivfpq"]
 INDEX_KINDS = ("flat", "hnsw", "ivfpq")
-INDEX_FILE, IDS_FILE, MANIFEST_FILE = "index.faiss", "ids.txt", "manifest.json"
+#: File names as Pyserini's ``FaissSearcher.load_index`` reads them, and our manifest.
+INDEX_FILE, IDS_FILE, MANIFEST_FILE = "index", "docid", "manifest.json"
 
 
 def _shard_paths(shards: Sequence[Path | str | dict]) -> list[Path]:
@@ -183,7 +186,7 @@ class DenseIndex:
 
     @classmethod
     def open(cls, index_dir: Path) -> DenseIndex:
-        """Read ``index.faiss``, ``ids.txt`` and ``manifest.json``; check they agree."""
+        """Read ``index``, ``docid`` and ``manifest.json``; check they agree."""
         import faiss
 
         index_dir = Path(index_dir)

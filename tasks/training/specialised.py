@@ -13,7 +13,7 @@ over one FAISS index per passage encoder, opened once by :class:`SharedPassageIn
   index would be stale);
 - :func:`evaluate_question_encoders`: the shared question encoder on every relation and each
   specialised one on its relation, over the same index -> top-k per relation + macro;
-- :func:`index_memory`: bytes of the one index (its ``index.faiss``) vs one index per relation.
+- :func:`index_memory`: bytes of the one index (its FAISS file) vs one index per relation.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ class SharedPassageIndex:
 
 
 def index_memory(index_dir: Path, n_relations: int) -> dict[str, int]:
-    """Bytes of the one FAISS index (``index.faiss`` on disk) vs one index per relation."""
+    """Bytes of the one FAISS index (its ``index`` file) vs one index per relation."""
     size = (Path(index_dir) / INDEX_FILE).stat().st_size
     per_relation = size * n_relations
     return {"one_index_bytes": size, "relations": n_relations,

@@ -71,6 +71,33 @@ def test_flat_search_equals_brute_force_inner_product(tmp_path):
     assert len(dense_search(index_dir, queries, k=500)["q0"]) == 103  # k above the size
 
 
+def _search_with_pyserini(index_dir: str, vectors: np.ndarray,
+                          k: int) -> list[list[tuple[str, float]]]:
+    """Open ``index_dir`` with Pyserini's own dense searcher and search each query vector
+    (in the JVM worker: importing ``pyserini.search`` starts the JVM)."""
+    from tasks.retrieval.jvm import start_jvm
+
+    start_jvm()
+    from pyserini.search.faiss import FaissSearcher
+
+    searcher = FaissSearcher(index_dir, query_encoder=None)  # queries come as vectors
+    return [[(hit.docid, float(hit.score)) for hit in searcher.search(vector[None, :], k=k)]
+            for vector in vectors]
+
+
+def test_pyserini_faiss_searcher_opens_our_index_and_ranks_as_we_do(tmp_path):
+    from tasks.retrieval.jvm import in_jvm_process
+
+    paths, _, _ = _shards(tmp_path / "shards", [40, 23])
+    index_dir = build_faiss_index(paths, tmp_path / "index")
+    queries = _queries()
+    ours = dense_search(index_dir, queries, k=10)
+    theirs = in_jvm_process(_search_with_pyserini, str(index_dir), queries.vectors, 10)
+    for qid, hits in zip(queries.ids, theirs, strict=True):
+        assert [d for d, _ in hits] == [d for d, _ in ours[qid]]
+        np.testing.assert_allclose([s for _, s in hits], [s for _, s in ours[qid]], rtol=1e-6)
+
+
 def test_hnsw_and_ivfpq_indexes(tmp_path):
     paths, vectors, ids = _shards(tmp_path / "shards", [300, 300])
     queries = _queries(20)

@@ -12,6 +12,7 @@ import pytest
 
 from tasks.io.entityquestions import EQQuestion
 from tasks.io.passages import Passage, write_passages
+from tasks.retrieval.faiss_index import INDEX_FILE
 from tasks.retrieval.query_sets import QuerySet
 
 N = 24
@@ -92,7 +93,7 @@ def test_one_index_opened_once_and_searched_by_every_question_encoder(world, mon
         return original(path)
 
     monkeypatch.setattr(specialised.DenseIndex, "open", counting_open)
-    index_file = world["index"] / "index.faiss"
+    index_file = world["index"] / INDEX_FILE
     stamp = index_file.stat().st_mtime_ns
     index = specialised.SharedPassageIndex(world["index"], world["spec"])
     faiss_object = index.index.index
@@ -161,8 +162,8 @@ def test_index_memory_is_the_faiss_file_size(world):
     from tasks.training.specialised import index_memory
 
     memory = index_memory(world["index"], 24)
-    size = (world["index"] / "index.faiss").stat().st_size
-    index = faiss.read_index(str(world["index"] / "index.faiss"))
+    size = (world["index"] / INDEX_FILE).stat().st_size
+    index = faiss.read_index(str(world["index"] / INDEX_FILE))
     assert memory["one_index_bytes"] == size >= index.ntotal * index.d * 4
     assert memory["one_index_per_relation_bytes"] == 24 * size
     assert memory["saved_bytes"] == 23 * size

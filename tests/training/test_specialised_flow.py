@@ -15,6 +15,7 @@ import pytest
 from tasks.io.dpr import iter_dpr_examples
 from tasks.layout import Layout
 from tasks.orchestration import run_settings
+from tasks.retrieval.faiss_index import INDEX_FILE
 
 pytestmark = pytest.mark.slow
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +70,7 @@ def test_metrics_rows_and_not_run_relations(flow_run):
         assert list(result["per_relation"]) == ran
         assert result["searches"] == [name, *[f"{name}-{r.lower()}" for r in ran]]
         assert result["index"]["opened"] == 1 and result["index"]["searches"] == 1 + len(ran)
-        size = (params.paths.data / result["index"]["path"] / "index.faiss").stat().st_size
+        size = (params.paths.data / result["index"]["path"] / INDEX_FILE).stat().st_size
         assert result["memory"]["one_index_bytes"] == size
         assert result["memory"]["one_index_per_relation_bytes"] == len(ran) * size
         assert all(f["passage_encoder_identical"] for f in result["finetune"].values())
