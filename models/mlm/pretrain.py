@@ -13,6 +13,7 @@ import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader
 
+from models.logged_steps import logs_step, records_step
 from models.mlm.config import MlmConfig
 from models.optim import adamw, decay_groups, trainer_precision
 from models.retriever.module import linear_schedule
@@ -34,9 +35,10 @@ class MlmModule(pl.LightningModule):
 
     def training_step(self, batch: Mapping[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
         loss = masked_lm_loss(self.model, batch)
-        self.log("train_loss", loss, batch_size=batch["input_ids"].shape[0])
         step = self.global_step + 1
-        if step % self.config.log_every_n_steps == 0 or step == 1:
+        if logs_step(self.trainer, step, self.config.log_every_n_steps):
+            self.log("train_loss", loss, batch_size=batch["input_ids"].shape[0])
+        if records_step(step, self.config.log_every_n_steps):
             self.history.append({"step": step, "loss": float(loss.detach())})
         return loss
 

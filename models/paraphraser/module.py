@@ -7,6 +7,7 @@ import math
 import pytorch_lightning as pl
 import torch
 
+from models.logged_steps import logs_step, records_step
 from models.optim import adamw, decay_groups, trainer_precision
 from models.paraphraser.config import ModelConfig, ParaphraserConfig
 from models.paraphraser.data import TensorBatch
@@ -48,10 +49,11 @@ class ParaphraserModule(pl.LightningModule):
     def training_step(self, batch: TensorBatch, batch_idx: int) -> torch.Tensor:
         loss, nll = self._loss(batch)
         size = batch.src_ids.shape[0]
-        self.log("train_loss", loss, prog_bar=True, batch_size=size)
-        self.log("train_nll", nll, batch_size=size)
         step = self.global_step + 1
-        if step % self.config.log_every_n_steps == 0 or step == 1:
+        if logs_step(self.trainer, step, self.config.log_every_n_steps):
+            self.log("train_loss", loss, batch_size=size)
+            self.log("train_nll", nll, batch_size=size)
+        if records_step(step, self.config.log_every_n_steps):
             self.history.append({"step": step, "loss": float(loss.detach()),
                                  "nll": float(nll.detach()),
                                  "lr": float(self.optimizers().param_groups[0]["lr"])})
@@ -59,8 +61,7 @@ class ParaphraserModule(pl.LightningModule):
 
     def validation_step(self, batch: TensorBatch, batch_idx: int) -> torch.Tensor:
         _, nll = self._loss(batch)
-        self.log("val_loss", nll, prog_bar=True, batch_size=batch.src_ids.shape[0],
-                 sync_dist=True)
+        self.log("val_loss", nll, batch_size=batch.src_ids.shape[0], sync_dist=True)
         return nll
 
     def on_validation_epoch_end(self) -> None:

@@ -11,6 +11,7 @@ import pytorch_lightning as pl
 import torch
 
 from models.datamodule import SeededDataModule
+from models.logged_steps import logs_step, records_step
 from models.optim import adamw, decay_groups, trainer_precision
 from models.reader.config import ReaderConfig
 from models.reader.data import WindowCollator, WindowDataset
@@ -54,10 +55,10 @@ class ReaderModule(pl.LightningModule):
 
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
         loss = self.model(**batch).loss
-        size = batch["input_ids"].shape[0]
-        self.log("train_loss", loss, prog_bar=True, batch_size=size)
         step = self.global_step + 1
-        if step % self.config.log_every_n_steps == 0 or step == 1:
+        if logs_step(self.trainer, step, self.config.log_every_n_steps):
+            self.log("train_loss", loss, batch_size=batch["input_ids"].shape[0])
+        if records_step(step, self.config.log_every_n_steps):
             self.history.append({"step": step, "loss": float(loss.detach()),
                                  "lr": float(self.optimizers().param_groups[0]["lr"])})
         return loss

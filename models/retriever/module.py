@@ -9,6 +9,7 @@ from typing import Any
 import pytorch_lightning as pl
 import torch
 
+from models.logged_steps import logs_step, records_step
 from models.optim import adamw, decay_groups, trainer_precision
 from models.retriever.config import RetrieverTrainConfig
 from models.retriever.data import BiEncoderBatch
@@ -79,12 +80,10 @@ class RetrieverModule(pl.LightningModule):
             loss, correct, n = self._grad_cache_step(batch)
         self.questions_seen += n
         step = self.global_step + 1
-        last = self._last_step(step)
-        if last or step % self.config.log_every_n_steps == 0 or step == 1:
-            # logged on the steps that record it, the last one included (the run's final
-            # train loss): Lightning's logging costs ~1.4 ms a step, 2-3 % of a demo DPR step
-            self.log("train_loss", loss, prog_bar=True, batch_size=n)
-        if step % self.config.log_every_n_steps == 0 or step == 1:
+        if logs_step(self.trainer, step, self.config.log_every_n_steps):
+            # Lightning's logging costs ~1.4 ms a step, 2-3 % of a demo DPR step
+            self.log("train_loss", loss, batch_size=n)
+        if records_step(step, self.config.log_every_n_steps):
             self.history.append({"step": step, "loss": float(loss.detach()),
                                  "accuracy": float(correct) / n,
                                  "lr": float(self.optimizers().param_groups[0]["lr"])})
@@ -92,14 +91,6 @@ class RetrieverModule(pl.LightningModule):
             self.optimizers().step()
             self.lr_schedulers().step()
         return loss
-
-    def _last_step(self, step: int) -> bool:
-        """Whether optimizer step ``step`` (1-based) is the run's last."""
-        trainer = self.trainer
-        if trainer.max_steps is not None and trainer.max_steps > 0:
-            return step >= trainer.max_steps
-        epochs = trainer.max_epochs if trainer.max_epochs and trainer.max_epochs > 0 else 1
-        return bool(trainer.is_last_batch) and trainer.current_epoch + 1 >= epochs
 
     def validation_step(self, batch: BiEncoderBatch, batch_idx: int) -> torch.Tensor:
         loss, correct, n = self._loss(batch)

@@ -155,6 +155,8 @@ def test_seeded_training_is_deterministic_and_records_val_loss(spm_model, tmp_pa
     assert all(torch.equal(first[k], second[k]) for k in first)
     state = json.loads((paths[0] / "trainer_state.json").read_text())
     assert state["global_step"] == 12 and state["final_val_loss"] is not None
+    step_12 = next(h for h in state["log_history"] if h.get("step") == 12 and "loss" in h)
+    assert state["final_train_loss"] == pytest.approx(step_12["loss"])
     assert any("val_loss" in h for h in state["log_history"])
     assert torch.get_num_threads() == 1  # cpu_threads is restored after training
 

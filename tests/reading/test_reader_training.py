@@ -146,6 +146,24 @@ def test_training_follows_the_configured_schedule(tiny_bert, tmp_path):
     assert lrs[1] == pytest.approx(1e-3) and lrs[-1] > 0.25e-3
 
 
+@pytest.mark.parametrize("length", [{"max_steps": 7}, {"max_steps": None, "max_epochs": 2}],
+                         ids=["max-steps", "max-epochs"])
+def test_final_train_loss_is_the_last_steps_when_logging_is_sparse(tiny_bert, tmp_path, length):
+    """The loss is logged to Lightning on the recorded steps and the last one only: the final
+    train loss is still the last step's (28 questions in batches of 8: 4 steps an epoch)."""
+    runs = {}
+    for every in (1, 3):
+        config = CONFIG.model_copy(update={**length, "log_every_n_steps": every,
+                                           "batch_size": 8})
+        out = train_reader(synthetic_examples(28, 4), config, tmp_path / f"every{every}",
+                           tiny_bert)
+        runs[every] = json.loads((out / "trainer_state.json").read_text())
+    last = runs[1]["log_history"][-1]
+    assert last["step"] == runs[3]["global_step"] and last["step"] not in (1, 3, 6)
+    assert runs[3]["final_train_loss"] == pytest.approx(last["loss"], abs=1e-6)
+    assert runs[1]["final_train_loss"] == pytest.approx(last["loss"], abs=1e-6)
+
+
 def test_the_optimizer_is_fused_adamw_with_the_same_update(tiny_bert):
     import copy
 

@@ -22,6 +22,7 @@ def test_pretrain_small_bert_and_reload(tmp_path):
     state = pretrain_mlm(PAIRS, config, out, resolve_model_path(config.tokenizer))
     losses = [h["loss"] for h in state["log_history"]]
     assert state["global_step"] == 30 and len(losses) == 30
+    assert state["final_train_loss"] == losses[-1]
     assert sum(losses[-5:]) / 5 < 0.85 * sum(losses[:5]) / 5, losses
     model = AutoModel.from_pretrained(out)
     tokenizer = AutoTokenizer.from_pretrained(out)
