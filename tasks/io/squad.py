@@ -196,6 +196,21 @@ def _check_qa(qa: Any, context: str, path: str, where: str) -> str:
     return qid
 
 
+def _holding(record: Any) -> str:
+    """`` (holding N questions)`` for an article or paragraph whose shape shows questions
+    (what skipping it leaves out with it), else nothing."""
+    def count(obj: Any) -> int:
+        if not isinstance(obj, dict):
+            return 0
+        if isinstance(obj.get("qas"), list):
+            return len(obj["qas"])
+        paragraphs = obj.get("paragraphs")
+        return sum(map(count, paragraphs)) if isinstance(paragraphs, list) else 0
+
+    n = count(record)
+    return f" (holding {n} question{'' if n == 1 else 's'})" if n else ""
+
+
 def validate_squad(raw: Any, path: str | Path = "<squad>", on_error: str = "raise",
                    skips: SkipCounter | None = None) -> dict[str, Any]:
     """Check the SQuAD v1.1 shape of ``raw``; return it.
@@ -204,8 +219,10 @@ def validate_squad(raw: Any, path: str | Path = "<squad>", on_error: str = "rais
     list) always raise. A bad article, paragraph or question raises :class:`DataFormatError`
     naming its record path (``data[3].paragraphs[0].qas[2]``) and question id, or with
     ``on_error="skip"`` is counted in ``skips`` and removed from ``raw`` (in place; the other
-    objects and their key order are left as they are). Ids, questions and answer texts must be
-    non-empty strings. A repeated question id is an error of the later question.
+    objects and their key order are left as they are). A bad article or paragraph counts as one
+    record; its message says how many questions it holds, which are left out with it. Ids,
+    questions and answer texts must be non-empty strings. A repeated question id is an error of
+    the later question.
     """
     path = str(path)
     if not isinstance(raw, dict):
@@ -220,7 +237,7 @@ def validate_squad(raw: Any, path: str | Path = "<squad>", on_error: str = "rais
     seen: dict[str, str] = {}
     articles = []
     for i, article in enumerate(raw["data"]):
-        where = f"data[{i}]"
+        where = f"data[{i}]{_holding(article)}"
         try:
             if not isinstance(article, dict):
                 raise DataFormatError(path, where, _ARTICLE_KEYS, f"a {type(article).__name__}")
@@ -235,7 +252,7 @@ def validate_squad(raw: Any, path: str | Path = "<squad>", on_error: str = "rais
             continue
         paragraphs = []
         for j, paragraph in enumerate(article["paragraphs"]):
-            where = f"data[{i}].paragraphs[{j}]"
+            where = f"data[{i}].paragraphs[{j}]{_holding(paragraph)}"
             try:
                 if not isinstance(paragraph, dict):
                     raise DataFormatError(path, where, _PARAGRAPH_KEYS,

@@ -116,10 +116,14 @@ QA0 = r"data\[0\]\.paragraphs\[0\]\.qas\[0\]"
 BAD = [
     (lambda r: r.update(version=1.1), r"top level: expected a string 'version'; got 1\.1"),
     (lambda r: r.pop("data"), r"top level: expected a list 'data'; got no 'data'"),
-    (lambda r: r["data"][1].pop("title"), r"data\[1\]: expected an object with keys 'title'"
-                                          r" \(string\) and 'paragraphs' \(list\); got no 'title'"),
+    (lambda r: r["data"][1].pop("title"),
+     r"data\[1\] \(holding 1 question\): expected an object with keys 'title' \(string\) and "
+     r"'paragraphs' \(list\); got no 'title'"),
     (lambda r: r["data"][0]["paragraphs"][0].pop("context"),
-     r"data\[0\]\.paragraphs\[0\]: expected an object with keys 'context' .*; got no 'context'"),
+     r"data\[0\]\.paragraphs\[0\] \(holding 2 questions\): expected an object with keys "
+     r"'context' .*; got no 'context'"),
+    (lambda r: r["data"][0]["paragraphs"].append(["not", "a paragraph"]),
+     r"data\[0\]\.paragraphs\[1\]: expected an object with keys 'context' .*; got a list"),
     (lambda r: r["data"][0]["paragraphs"][0]["qas"][0].pop("question"),
      QA0 + r" \(question id 'q1'\): expected an object with keys 'id' .*; got no 'question'"),
     (lambda r: r["data"][0]["paragraphs"][0]["qas"][0].pop("id"),
@@ -167,6 +171,10 @@ def test_skip_mode_drops_bad_records(tmp_path):
     ds = read_squad(write(tmp_path, mutate(change)), on_error="skip", skips=skips)
     assert [q.id for q in ds.questions()] == ["q2"] and len(ds) == 1
     assert skips.total == 3
+    # A skipped article counts as one record; its message says what it held (nothing here).
+    assert any(example.endswith("data[2]: expected an object with keys 'title' (string) and "
+                                "'paragraphs' (list); got no 'paragraphs'")
+               for example in skips.examples), skips.examples
     assert skips.counts["unique question ids"] == 1
     assert len(ds.raw["data"]) == 2 and ds.raw["data"][1]["paragraphs"][0]["qas"] == []
     # Key order of the edited objects is unchanged.
