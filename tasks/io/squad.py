@@ -196,9 +196,9 @@ def _check_qa(qa: Any, context: str, path: str, where: str) -> str:
     return qid
 
 
-def _holding(record: Any) -> str:
-    """`` (holding N questions)`` for an article or paragraph whose shape shows questions
-    (what skipping it leaves out with it), else nothing."""
+def _holding(error: DataFormatError, record: Any) -> DataFormatError:
+    """``error`` of a bad article or paragraph, its place followed by how many questions the
+    record's shape shows (``data[3] (holding 5 questions)``): what skipping it leaves out."""
     def count(obj: Any) -> int:
         if not isinstance(obj, dict):
             return 0
@@ -208,7 +208,10 @@ def _holding(record: Any) -> str:
         return sum(map(count, paragraphs)) if isinstance(paragraphs, list) else 0
 
     n = count(record)
-    return f" (holding {n} question{'' if n == 1 else 's'})" if n else ""
+    if not n:
+        return error
+    where = f"{error.where} (holding {n} question{'' if n == 1 else 's'})"
+    return DataFormatError(error.path, where, error.expected, error.got)
 
 
 def validate_squad(raw: Any, path: str | Path = "<squad>", on_error: str = "raise",
@@ -237,7 +240,7 @@ def validate_squad(raw: Any, path: str | Path = "<squad>", on_error: str = "rais
     seen: dict[str, str] = {}
     articles = []
     for i, article in enumerate(raw["data"]):
-        where = f"data[{i}]{_holding(article)}"
+        where = f"data[{i}]"
         try:
             if not isinstance(article, dict):
                 raise DataFormatError(path, where, _ARTICLE_KEYS, f"a {type(article).__name__}")
@@ -248,11 +251,11 @@ def validate_squad(raw: Any, path: str | Path = "<squad>", on_error: str = "rais
                     raise DataFormatError(path, where, _ARTICLE_KEYS,
                                           f"{key!r} of type {type(article[key]).__name__}")
         except DataFormatError as error:
-            handle(error, on_error, skips)
+            handle(_holding(error, article), on_error, skips)
             continue
         paragraphs = []
         for j, paragraph in enumerate(article["paragraphs"]):
-            where = f"data[{i}].paragraphs[{j}]{_holding(paragraph)}"
+            where = f"data[{i}].paragraphs[{j}]"
             try:
                 if not isinstance(paragraph, dict):
                     raise DataFormatError(path, where, _PARAGRAPH_KEYS,
@@ -264,7 +267,7 @@ def validate_squad(raw: Any, path: str | Path = "<squad>", on_error: str = "rais
                         raise DataFormatError(path, where, _PARAGRAPH_KEYS,
                                               f"{key!r} of type {type(paragraph[key]).__name__}")
             except DataFormatError as error:
-                handle(error, on_error, skips)
+                handle(_holding(error, paragraph), on_error, skips)
                 continue
             qas = []
             for k, qa in enumerate(paragraph["qas"]):
