@@ -211,7 +211,9 @@ def _holding(error: DataFormatError, record: Any) -> DataFormatError:
     if not n:
         return error
     where = f"{error.where} (holding {n} question{'' if n == 1 else 's'})"
-    return DataFormatError(error.path, where, error.expected, error.got)
+    held = DataFormatError(error.path, where, error.expected, error.got)
+    held.__suppress_context__ = True  # raised in place of ``error``: one message, not two
+    return held
 
 
 def validate_squad(raw: Any, path: str | Path = "<squad>", on_error: str = "raise",
