@@ -150,6 +150,17 @@ def test_validation_messages(tmp_path, change, message):
         read_squad(path)
 
 
+def test_a_bad_paragraph_is_one_error_in_the_traceback(tmp_path):
+    """The error naming the held questions replaces the first one (no chained twin)."""
+    import traceback
+
+    path = write(tmp_path, mutate(lambda r: r["data"][0]["paragraphs"][0].pop("context")))
+    with pytest.raises(DataFormatError) as info:
+        read_squad(path)
+    shown = "".join(traceback.format_exception(info.value))
+    assert shown.count("got no 'context'") == 1 and "(holding 2 questions)" in shown
+
+
 def test_not_json_and_not_object(tmp_path):
     path = tmp_path / "broken.json"
     path.write_text('{"version": "1.1",\n "data": [}', encoding="utf-8")
