@@ -4,8 +4,8 @@ A linear layer on batches of 8 x 64 floats, SGD, ``Trainer.fit`` for ``--steps``
 logger, no checkpointing, no progress bar, as the project's trainers run), four ways:
 
 * ``none``: the training step logs nothing (the floor: Lightning's loop alone);
-* ``sparse``: the loss is logged on the first and every ``--every``-th step, as the trainers
-  do now (``models/logged_steps.py``);
+* ``sparse``: the loss is logged on the first, every ``--every``-th and the last step, by the
+  trainers' own rule (``models.logged_steps.logs_step``);
 * ``every``: the loss is logged on every step;
 * ``every-prog-bar``: the loss with ``prog_bar=True`` and a second value on every step (the
   reader's and the paraphraser's logging before Session 38). ``prog_bar`` values are turned
@@ -23,8 +23,12 @@ from __future__ import annotations
 import argparse
 import logging
 import statistics
+import sys
 import time
 import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 WAYS = ("none", "sparse", "every", "every-prog-bar")
 
@@ -32,6 +36,8 @@ WAYS = ("none", "sparse", "every", "every-prog-bar")
 def _module(way: str, every: int):
     import pytorch_lightning as pl
     import torch
+
+    from models.logged_steps import logs_step
 
     class Tiny(pl.LightningModule):
         def __init__(self) -> None:
@@ -44,7 +50,7 @@ def _module(way: str, every: int):
             if way == "every-prog-bar":
                 self.log("train_loss", loss, prog_bar=True, batch_size=8)
                 self.log("train_nll", loss, batch_size=8)
-            elif way == "every" or (way == "sparse" and (step == 1 or step % every == 0)):
+            elif way == "every" or (way == "sparse" and logs_step(self.trainer, step, every)):
                 self.log("train_loss", loss, batch_size=8)
             return loss
 
