@@ -6,7 +6,8 @@ and every registered retriever (:mod:`tasks.retrieval.retrievers`):
 - :func:`prepare_indexes`: the BM25 index of the collection (given: built by the
   ``bm25-index`` flow or a small one here) and, per dense retriever, its passages encoded in
   shards on the task runner (:mod:`flows.encode_passages`, cached and resumed per shard) ->
-  its own FAISS index;
+  its own FAISS index; or, for ``psgs_w100`` and a retriever with ``prebuilt_index``, an
+  index built elsewhere (:mod:`tasks.retrieval.prebuilt_dense`);
 - :func:`run`: one retriever on one query set -> TREC run. BM25 searches batches of questions
   on the task runner (:mod:`flows.bm25_search`); dense encodes the questions and searches its
   index; a hybrid fuses the runs of its two inputs (reciprocal rank fusion);
@@ -32,6 +33,11 @@ from tasks.retrieval.dense_encoding import (
     retrieve_dense_task,
 )
 from tasks.retrieval.fusion import fuse_runs_task
+from tasks.retrieval.prebuilt_dense import (
+    adopt_dense_index_task,
+    resolve_prebuilt_dense_index,
+    source_stamp,
+)
 from tasks.retrieval.query_sets import QuerySet, write_query_set
 from tasks.retrieval.retrievers import (
     BM25Retriever,
@@ -46,7 +52,9 @@ class Collection:
     """A passage collection and where its indexes are.
 
     ``dense_paths(model_name) -> (shards_dir, index_dir)``; ``index_kind`` overrides the dense
-    index kind of the retrievers (``flat`` for a small collection).
+    index kind of the retrievers (``flat`` for a small collection); ``takes_prebuilt``: the
+    collection is the one prebuilt dense indexes cover (``psgs_w100``), so a retriever's
+    ``prebuilt_index`` replaces encoding it.
     """
 
     name: str
@@ -54,6 +62,7 @@ class Collection:
     bm25_index: str | Path | None
     dense_paths: Callable[[str], tuple[Path, Path]]
     index_kind: str | None = None
+    takes_prebuilt: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,9 +90,15 @@ def prepare_indexes(retrievers: Iterable[Retriever], collection: Collection,
             if collection.bm25_index is None:
                 raise ValueError(f"{collection.name}: no BM25 index given for {retriever.name}")
             indexes[retriever.name] = collection.bm25_index
+        elif isinstance(retriever, DenseRetriever) and retriever.config.prebuilt_index \
+                and collection.takes_prebuilt:
+            indexes[retriever.name] = _adopt_prebuilt(retriever, collection)
         elif isinstance(retriever, DenseRetriever):
             cfg, spec = retriever.config, retriever.encoder()
             shards_dir, index_dir = collection.dense_paths(retriever.model_name)
+            if cfg.prebuilt_index:
+                print(f"{retriever.name}: its prebuilt index covers psgs_w100, not "
+                      f"{collection.name}: encoding {collection.name}")
             shards = encode_passages_on(orchestration, collection.passages, shards_dir, spec,
                                         cfg)
             options = index_options(cfg)
@@ -94,6 +109,19 @@ def prepare_indexes(retrievers: Iterable[Retriever], collection: Collection,
                   f"{spec.describe()}): {index}")
             indexes[retriever.name] = DenseIndexRef(Path(index), spec)
     return indexes
+
+
+def _adopt_prebuilt(retriever: DenseRetriever, collection: Collection) -> DenseIndexRef:
+    """The retriever's ``prebuilt_index``, checked and recorded as its index of the
+    collection (nothing encoded)."""
+    spec = retriever.encoder()
+    source, name = resolve_prebuilt_dense_index(retriever.config.prebuilt_index)
+    _, index_dir = collection.dense_paths(retriever.model_name)
+    index = adopt_dense_index_task(str(source), index_dir, spec, source_stamp(source),
+                                   prebuilt=name)
+    print(f"{retriever.name}: prebuilt dense index {source} over {collection.name}, searched "
+          f"with {spec.describe()}: {index}")
+    return DenseIndexRef(Path(index), spec)
 
 
 def run(retriever: Retriever, queries: Path, run_path: Path, *,

@@ -59,7 +59,8 @@ from tasks.retrieval.retrievers import (
 
 def passage_collection(params: Params, layout: Layout, retrievers: list[Retriever]) -> Collection:
     """``psgs_w100``: the BM25 index of the ``bm25-index`` flow (built here only when missing
-    and needed) or a Pyserini prebuilt index; dense indexes under ``data/indexes/dense/``."""
+    and needed) or a Pyserini prebuilt index; dense indexes under ``data/indexes/dense/``
+    (encoded here, or a retriever's ``prebuilt_index``)."""
     bm25 = params.retrieval.bm25
     index: str | Path | None = None
     if any(isinstance(r, BM25Retriever) for r in retrievers):
@@ -67,7 +68,8 @@ def passage_collection(params: Params, layout: Layout, retrievers: list[Retrieve
         if not bm25.prebuilt_index and not (layout.bm25_index / "manifest.json").is_file():
             index = Path(bm25_index(params=params))
     return Collection("psgs_w100", raw_input(params, "passages"), index,
-                      lambda model: (layout.dense_shards(model), layout.dense_index(model)))
+                      lambda model: (layout.dense_shards(model), layout.dense_index(model)),
+                      takes_prebuilt=True)
 
 
 def report_test_split(params: Params, layout: Layout, retrievers: list[Retriever],

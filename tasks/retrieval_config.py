@@ -35,6 +35,8 @@ class DenseConfig(Section):
     unset); ``pooling`` applies to shared encoders (DPR uses its pooler output). ``bf16`` and
     ``device: auto`` use the GPU only when CUDA is available. Every encoding runs with
     ``cpu_threads`` torch CPU threads (:func:`models.threads.pinned_torch_threads`).
+    ``prebuilt_index``: search passages someone else encoded instead of encoding them
+    (:mod:`tasks.retrieval.prebuilt_dense`).
     """
 
     model: str = Field("packaged:all-MiniLM-L6-v2", min_length=1)
@@ -58,6 +60,12 @@ class DenseConfig(Section):
         None, ge=1, description="torch CPU threads of every encoding (passages, questions, "
         "t-SNE); None: the machine's count (OMP_NUM_THREADS or the CPUs of the process), never "
         "the caller's setting, so vectors do not depend on what ran before")
+    prebuilt_index: str | None = Field(
+        None, min_length=1, description="a dense index of psgs_w100 built elsewhere, searched "
+        "with this question encoder instead of encoding the passages: a directory in "
+        "Pyserini's layout (index + docid) or a Pyserini prebuilt dense index name, e.g. "
+        "wikipedia-dpr-100w.dpr-single-nq (downloaded by Pyserini on first use); other "
+        "collections are still encoded")
 
     @property
     def model_name(self) -> str:
@@ -76,6 +84,9 @@ class NamedDenseConfig(Section):
     ctx_model: str | None = None
     pooling: Literal["cls", "mean"] | None = None
     normalize: bool | None = None
+    prebuilt_index: str | None = Field(
+        None, min_length=1, description="its own prebuilt passage index (as "
+        "retrieval.dense.prebuilt_index; never inherited from retrieval.dense)")
     title: str | None = Field(None, description="label in tables (default: the name)")
 
 

@@ -11,6 +11,10 @@ indexes, so ``pyserini.search.faiss.FaissSearcher(index_dir, query_encoder)`` op
     docid           the passage id of each index row, one a line
     manifest.json   model name + fingerprint, dim, rows, kind, parameters, ``fingerprint``
 
+An index built elsewhere (:mod:`tasks.retrieval.prebuilt_dense`) is a directory holding only
+the manifest, whose ``source`` names the directory with ``index`` and ``docid``
+(:func:`index_files`).
+
 :func:`dense_search` refuses queries encoded by another model than the one the index was built
 with, naming both.
 """
@@ -175,6 +179,20 @@ def read_index_manifest(index_dir: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def index_files(index_dir: Path, manifest: dict | None = None) -> tuple[Path, Path]:
+    """``(index, docid)`` files of a dense index directory: its own, or those of the
+    directory its manifest's ``source`` names (a prebuilt index, not copied)."""
+    index_dir = Path(index_dir)
+    manifest = read_index_manifest(index_dir) if manifest is None else manifest
+    root = Path(manifest["source"]) if manifest.get("source") else index_dir
+    files = root / INDEX_FILE, root / IDS_FILE
+    missing = [str(path) for path in files if not path.is_file()]
+    if missing and manifest.get("source"):
+        raise FileNotFoundError(f"{index_dir} stands for the prebuilt index {root}, but "
+                                f"{', '.join(missing)} is gone: fetch that index again")
+    return files
+
+
 @dataclass
 class DenseIndex:
     """An opened dense index: the FAISS index, the passage id of each row, the manifest."""
@@ -186,13 +204,15 @@ class DenseIndex:
 
     @classmethod
     def open(cls, index_dir: Path) -> DenseIndex:
-        """Read ``index``, ``docid`` and ``manifest.json``; check they agree."""
+        """Read ``index``, ``docid`` (here or in the manifest's ``source``) and
+        ``manifest.json``; check they agree."""
         import faiss
 
         index_dir = Path(index_dir)
         manifest = read_index_manifest(index_dir)
-        index = faiss.read_index(str(index_dir / INDEX_FILE))
-        with open(index_dir / IDS_FILE, encoding="utf-8") as handle:
+        index_file, ids_file = index_files(index_dir, manifest)
+        index = faiss.read_index(str(index_file))
+        with open(ids_file, encoding="utf-8") as handle:
             ids = np.array(handle.read().splitlines())
         if not index.ntotal == len(ids) == manifest["rows"] or index.d != manifest["dim"]:
             raise ValueError(f"{index_dir}: index has {index.ntotal} rows of dim {index.d}, "

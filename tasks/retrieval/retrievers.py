@@ -95,6 +95,7 @@ def dense_config(base: DenseConfig, named: NamedDenseConfig) -> DenseConfig:
     update = {key: value for key, value in named.model_dump().items()
               if key != "title" and value is not None}
     update.setdefault("ctx_model", named.ctx_model)
+    update.setdefault("prebuilt_index", named.prebuilt_index)  # passages of another encoder
     return DenseConfig.model_validate({**base.model_dump(), **update})
 
 
@@ -221,9 +222,14 @@ def describe_retrievers(registry: RetrieverRegistry, names: Iterable[str]) -> st
 
     def what(name: str) -> str:
         retriever = registry[name]
+        prebuilt = ""
+        if isinstance(retriever, DenseRetriever) and retriever.config.prebuilt_index:
+            prebuilt = f", passages from the prebuilt index `{retriever.config.prebuilt_index}`"
         if isinstance(retriever, DenseRetriever) and retriever.title == "dense":
-            return f"`{name}` ({retriever.config.model})"
-        return f"`{name}` ({retriever.title})" if retriever.title != name else f"`{name}`"
+            return f"`{name}` ({retriever.config.model}{prebuilt})"
+        if retriever.title != name:
+            return f"`{name}` ({retriever.title}{prebuilt})"
+        return f"`{name}` ({prebuilt[2:]})" if prebuilt else f"`{name}`"
 
     lines = ["Retrievers: " + "; ".join(what(name) for name in names) + "."]
     left_out = [name for name in registry if name not in names]

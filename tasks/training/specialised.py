@@ -27,7 +27,7 @@ from tasks.evaluation.has_answer import DEFAULT_MODE, HasAnswerMode
 from tasks.io.dpr import iter_dpr_examples
 from tasks.retrieval.core import evaluate
 from tasks.retrieval.evaluate import passages_by_id
-from tasks.retrieval.faiss_index import INDEX_FILE, DenseIndex, Run
+from tasks.retrieval.faiss_index import DenseIndex, Run, index_files
 from tasks.retrieval.query_sets import QuerySet
 from tasks.training.finetune import (  # noqa: F401  (re-exported: the Table 4 check)
     check_passage_encoder_identical,
@@ -124,8 +124,9 @@ class SharedPassageIndex:
 
 
 def index_memory(index_dir: Path, n_relations: int) -> dict[str, int]:
-    """Bytes of the one FAISS index (its ``index`` file) vs one index per relation."""
-    size = (Path(index_dir) / INDEX_FILE).stat().st_size
+    """Bytes of the one FAISS index (its ``index`` file, or the prebuilt one it stands for)
+    vs one index per relation."""
+    size = index_files(Path(index_dir))[0].stat().st_size
     per_relation = size * n_relations
     return {"one_index_bytes": size, "relations": n_relations,
             "one_index_per_relation_bytes": per_relation,

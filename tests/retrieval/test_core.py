@@ -72,6 +72,23 @@ def test_describe_retrievers_names_what_runs_and_what_was_left_out():
     assert "not run" not in everything and everything.count("`") == 2 * len(list(registry))
 
 
+def test_a_prebuilt_index_belongs_to_the_retriever_that_names_it():
+    cfg = RetrievalConfig(
+        retrievers=("dense", "dpr-nq", "given"),
+        dense={"model": "facebook/dpr-question_encoder-single-nq-base",
+               "prebuilt_index": "wikipedia-dpr-100w.dpr-single-nq"},
+        dense_retrievers={"dpr-nq": {"model": "some/dpr", "title": "DPR (NQ)"},
+                          "given": {"model": "other/dpr", "prebuilt_index": "/indexes/other"}})
+    registry = registry_from_config(cfg)
+    assert registry["dense"].config.prebuilt_index == "wikipedia-dpr-100w.dpr-single-nq"
+    assert registry["dpr-nq"].config.prebuilt_index is None  # not inherited from dense
+    assert registry["given"].config.prebuilt_index == "/indexes/other"
+    assert describe_retrievers(registry, cfg.retrievers).splitlines()[0] == (
+        "Retrievers: `dense` (facebook/dpr-question_encoder-single-nq-base, passages from the "
+        "prebuilt index `wikipedia-dpr-100w.dpr-single-nq`); `dpr-nq` (DPR (NQ)); `given` "
+        "(passages from the prebuilt index `/indexes/other`).")
+
+
 def test_default_hybrid_and_bad_registrations():
     registry = registry_from_config(RetrievalConfig(dense_retrievers={}, retrievers=("bm25",)))
     assert registry["hybrid"].title == "hybrid: BM25 + dense, RRF"
