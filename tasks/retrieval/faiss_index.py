@@ -179,6 +179,18 @@ def read_index_manifest(index_dir: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def read_faiss_index(path: Path) -> Any:
+    """The FAISS index in ``path``, memory-mapped read-only where FAISS can (flat indexes):
+    opening takes no time and no copy of the vectors, however large the index, and processes
+    that search one index share the page cache; others are read into memory."""
+    import faiss
+
+    try:
+        return faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
+    except RuntimeError:
+        return faiss.read_index(str(path))
+
+
 def index_files(index_dir: Path, manifest: dict | None = None) -> tuple[Path, Path]:
     """``(index, docid)`` files of a dense index directory: its own, or those of the
     directory its manifest's ``source`` names (a prebuilt index, not copied)."""
@@ -206,12 +218,10 @@ class DenseIndex:
     def open(cls, index_dir: Path) -> DenseIndex:
         """Read ``index``, ``docid`` (here or in the manifest's ``source``) and
         ``manifest.json``; check they agree."""
-        import faiss
-
         index_dir = Path(index_dir)
         manifest = read_index_manifest(index_dir)
         index_file, ids_file = index_files(index_dir, manifest)
-        index = faiss.read_index(str(index_file))
+        index = read_faiss_index(index_file)
         with open(ids_file, encoding="utf-8") as handle:
             ids = np.array(handle.read().splitlines())
         if not index.ntotal == len(ids) == manifest["rows"] or index.d != manifest["dim"]:

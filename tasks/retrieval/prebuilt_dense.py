@@ -26,13 +26,14 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from tasks.io.atomic import atomic_dir, write_json
 from tasks.io.errors import DataFormatError, MissingInputError
 from tasks.orchestration import artifact_task
 from tasks.retrieval.dense_shards import ModelMismatchError
 from tasks.retrieval.encoder_spec import EncoderSpec
-from tasks.retrieval.faiss_index import IDS_FILE, INDEX_FILE, MANIFEST_FILE
+from tasks.retrieval.faiss_index import IDS_FILE, INDEX_FILE, MANIFEST_FILE, read_faiss_index
 
 #: Pyserini's prebuilt dense indexes of ``psgs_w100.tsv`` (for messages; Pyserini knows more).
 PYSERINI_DPR_INDEXES = ("wikipedia-dpr-100w.dpr-single-nq", "wikipedia-dpr-100w.dpr-multi")
@@ -95,17 +96,11 @@ def source_stamp(source: Path) -> dict:
     return stamp
 
 
-def _read_faiss_header(path: Path):
-    """The FAISS index at ``path``, memory-mapped where FAISS can (flat indexes), so that
-    checking a 60 GB index does not read it."""
-    import faiss
-
+def _read_faiss_header(path: Path) -> Any:
+    """The FAISS index at ``path`` (memory-mapped where FAISS can, so that checking a 60 GB
+    flat index does not read it), or :class:`DataFormatError`."""
     try:
-        return faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
-    except RuntimeError:
-        pass
-    try:
-        return faiss.read_index(str(path))
+        return read_faiss_index(path)
     except RuntimeError as exc:
         first = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise DataFormatError(path, "start of file", "a FAISS index (faiss.write_index)",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -208,3 +209,30 @@ def test_a_shard_killed_while_re_encoded_is_not_taken_for_finished(tmp_path, mon
     assert not ids_path(shard).exists()
     with pytest.raises(ShardError, match="unfinished"):
         validate_shard(shard, model_fingerprint=MODEL)
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads Linux's /proc")
+def test_a_flat_index_is_memory_mapped_not_read(tmp_path):
+    """Opening a flat index maps its file: the process does not grow by the vectors' size
+    (a real DPR index is 64 GB), and the search is the same as on an index read in full."""
+    import faiss
+
+    rows, dim = 100_000, 512  # 205 MB of vectors
+    path = shard_path(tmp_path / "shards", 0)
+    write_shard(path, _vectors(rows, dim), [f"p{i}" for i in range(rows)],
+                {"start": 0, "end": rows, "model": "m", "model_fingerprint": MODEL,
+                 "passages_fingerprint": "tsv"})
+    index_dir = build_faiss_index([path], tmp_path / "index")
+    before = _rss_bytes()
+    opened = DenseIndex.open(index_dir)
+    grown = _rss_bytes() - before
+    assert grown < 50_000_000, f"opening grew the process by {grown / 1e6:.0f} MB"
+    queries = _vectors(3, dim, seed=5)
+    in_memory = faiss.read_index(str(index_dir / "index"))
+    assert _rss_bytes() - before > 150_000_000  # the measure sees a full read
+    np.testing.assert_array_equal(opened.search(queries, 10)[1], in_memory.search(queries, 10)[1])
