@@ -17,8 +17,8 @@ from tasks.io.errors import DataFormatError, MissingInputError
 
 
 class Collect(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.ERROR)
+    def __init__(self, level: int = logging.ERROR):
+        super().__init__(level)
         self.records: list[logging.LogRecord] = []
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -36,9 +36,31 @@ def engine_errors():
         logger.removeHandler(handler)
 
 
+@pytest.fixture
+def engine_records():
+    """Every record of the engines' loggers from INFO up (a flow's final state is INFO)."""
+    handler = Collect(logging.INFO)
+    loggers = [logging.getLogger(name) for name in ENGINE_LOGGERS]
+    for logger in loggers:
+        logger.addHandler(handler)
+    yield handler.records
+    for logger in loggers:
+        logger.removeHandler(handler)
+
+
 @task(retries=0)
 def read_record() -> None:
     raise DataFormatError("psgs_w100.tsv", "line 17", "3 tab-separated fields", "2")
+
+
+@task(retries=0)
+def read_quoted_record() -> None:
+    raise DataFormatError("it's.json", "record 1", "well-formed JSON", "a colon (':') or \"x\"")
+
+
+@flow
+def reads_a_quoted_bad_record() -> None:
+    read_quoted_record()
 
 
 @flow
@@ -81,3 +103,21 @@ def test_outside_the_block_prefect_logs_the_traceback(prefect_api, engine_errors
     assert engine_errors and all(_tracebacks(engine_errors))
     assert not any(isinstance(f, InputErrorsOnOneLine) for name in ENGINE_LOGGERS
                    for f in logging.getLogger(name).filters)
+
+
+@pytest.mark.parametrize("run, quoted", [
+    (reads_a_bad_record, "line 17: expected 3 tab-separated fields"),
+    (reads_a_quoted_bad_record, "record 1: expected well-formed JSON; got a colon"),
+    (misses_an_input, "run `qastress stage y`")])
+def test_an_input_error_is_quoted_once_and_later_records_refer_to_it(prefect_api,
+                                                                     engine_records, run, quoted):
+    """The engines log the task's failure, its final state, the flow's failure and its final
+    state: the error's text once, then each record in its own words."""
+    with input_errors_on_one_line(), pytest.raises((DataFormatError, MissingInputError)) as error:
+        run()
+    kind = type(error.value).__name__
+    messages = [r.getMessage() for r in engine_records if kind in r.getMessage()]
+    assert sum(quoted in m for m in messages) == 1, messages
+    later = messages[[quoted in m for m in messages].index(True) + 1:]
+    assert later and all(m.endswith(f": {kind}, as logged above") for m in later), messages
+    assert f"Finished in state Failed: {kind}, as logged above" in later, messages
