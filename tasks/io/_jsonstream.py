@@ -46,6 +46,25 @@ def _record_utf8_error(path: str | Path, record: int,
     return DataFormatError(path, f"record {record}, {error.where}", error.expected, error.got)
 
 
+#: Files up to this size are parsed again, on the error path only, to find a JSON error's
+#: line and column (ijson does not report them); larger ones name the record only.
+POSITION_MAX_BYTES = 128 * 1024 * 1024
+
+
+def _error_position(path: str | Path) -> str | None:
+    """``"line L, column C"`` of the first JSON error of ``path`` as Python's parser finds it,
+    or None (a file over :data:`POSITION_MAX_BYTES`, or one Python's parser takes)."""
+    if Path(path).stat().st_size > POSITION_MAX_BYTES:
+        return None
+    try:
+        json.loads(Path(path).read_bytes())
+    except json.JSONDecodeError as exc:
+        return f"line {exc.lineno}, column {exc.colno}"
+    except ValueError:  # not UTF-8 either: the record alone
+        return None
+    return None
+
+
 def _content_start(stream: IO[bytes]) -> tuple[int, bytes]:
     """Offset of the first byte after a BOM and white space, and the bytes from there."""
     offset = 0
@@ -66,8 +85,9 @@ def iter_json_array(path: str | Path, what: str = "a JSON array") -> Iterator[tu
 
     Numbers come back as ``int`` or ``float``. A file that does not start with ``[`` raises
     :class:`DataFormatError` (``what`` says what was expected); so does broken JSON, naming the
-    record index it happened in (and for bytes that are not UTF-8, the line and byte). Items
-    before the break are yielded first.
+    record index it happened in and, for files up to :data:`POSITION_MAX_BYTES`, its line and
+    column (for bytes that are not UTF-8, the line and byte). Items before the break are
+    yielded first.
     """
     with open(path, "rb") as stream:
         start, head = _content_start(stream)
@@ -85,7 +105,9 @@ def iter_json_array(path: str | Path, what: str = "a JSON array") -> Iterator[tu
             except ijson.JSONError as exc:
                 if _is_utf8_error(exc) and first_invalid_utf8_line(path) is not None:
                     raise _record_utf8_error(path, index + 1) from None
-                raise DataFormatError(path, f"record {index + 1}", f"well-formed JSON ({what})",
+                position = _error_position(path)
+                where = f"record {index + 1}" + (f", {position}" if position else "")
+                raise DataFormatError(path, where, f"well-formed JSON ({what})",
                                       _first_line(exc)) from None
             except UnicodeDecodeError as exc:
                 raise _record_utf8_error(path, index + 1, exc) from None

@@ -167,8 +167,9 @@ def test_streaming_yields_before_malformed_tail(tmp_path: Path) -> None:
     first = next(stream)  # available without the (broken) rest of the file
     assert first.docid == "Q1"
     seen = [first.docid]
-    with pytest.raises(DataFormatError, match=r"re-nlg_big\.json, record 400: expected "
-                                              r"well-formed JSON"):
+    # the unterminated string starts in column 699,339 of the one line
+    with pytest.raises(DataFormatError, match=r"re-nlg_big\.json, record 400, line 1, column "
+                                              r"699339: expected well-formed JSON"):
         for document in stream:
             seen.append(document.docid)
     assert len(seen) == 400

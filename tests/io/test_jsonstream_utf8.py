@@ -32,9 +32,19 @@ def test_truncated_multibyte_character(tmp_path):
 def test_other_json_errors_keep_their_message(tmp_path):
     path = tmp_path / "a.json"
     path.write_bytes(b'[{"q": 1},\n{"q": x}]')
-    with pytest.raises(DataFormatError, match=r"a\.json, record 1: expected well-formed JSON "
-                                              r"\(a JSON array\); got lexical error: invalid "
-                                              r"char in json text\.$"):
+    with pytest.raises(DataFormatError, match=r"a\.json, record 1, line 2, column 7: expected "
+                                              r"well-formed JSON \(a JSON array\); got lexical "
+                                              r"error: invalid char in json text\.$"):
+        list(iter_json_array(path))
+
+
+def test_a_file_over_the_position_limit_names_the_record_only(tmp_path, monkeypatch):
+    from tasks.io import _jsonstream
+
+    path = tmp_path / "a.json"
+    path.write_bytes(b'[{"q": 1},\n{"q": x}]')
+    monkeypatch.setattr(_jsonstream, "POSITION_MAX_BYTES", path.stat().st_size - 1)
+    with pytest.raises(DataFormatError, match=r"a\.json, record 1: expected well-formed JSON"):
         list(iter_json_array(path))
 
 
