@@ -210,6 +210,35 @@ def eval_squad(
     typer.echo(json.dumps(report.as_dict()))
 
 
+@eval_app.command("retrieval")
+def eval_retrieval(
+    results: Annotated[list[Path], typer.Argument(
+        help="Retrieval-result files (DPR / EntityQuestions JSON: question, answers, ctxs in "
+        "rank order), or directories of them (their `*.json`). Each file is one relation.")],
+    k: Annotated[list[int] | None, typer.Option(
+        "--k", "-k", help="Cut-offs (repeatable; default 1, 5, 20, 100).")] = None,
+    mode: Annotated[str, typer.Option(
+        help="`stored`: the files' own has_answer flags (as EntityQuestions' accuracy.py); "
+        "or judge the passages again: eq-string (the EntityQuestions tables), eq-string-title, "
+        "dpr-string, dpr-string-title (DPR's qa_validation), title, regex.")] = "stored",
+) -> None:
+    """Top-k retrieval accuracy (%) of any retriever's result files: per file and the macro
+    average over files. The table of EntityQuestions' accuracy.py goes to stderr, one JSON
+    object to stdout."""
+    import json
+
+    from tasks.evaluation.result_files import accuracy_table, score_result_files
+    from tasks.io.errors import DataFormatError
+
+    try:
+        report = score_result_files(results, k or [1, 5, 20, 100], mode)
+    except (DataFormatError, OSError, ValueError) as exc:
+        typer.secho(f"error: {exc}", fg="red", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(accuracy_table(report), err=True, nl=False)
+    typer.echo(json.dumps(report))
+
+
 HostOpt = Annotated[str | None, typer.Option(
     help="Bind address (default orchestration.server.host, 127.0.0.1).")]
 PortOpt = Annotated[int | None, typer.Option(
