@@ -25,6 +25,8 @@ from tasks.io.errors import DataFormatError, MissingInputError
 
 #: The loggers through which Prefect's flow and task engines report a raised exception.
 ENGINE_LOGGERS = ("prefect.flow_runs", "prefect.task_runs")
+#: Shorter error texts are never looked for in later records (they could match by chance).
+_MIN_QUOTED = 20
 
 
 class InputErrorsOnOneLine(logging.Filter):
@@ -45,7 +47,7 @@ class InputErrorsOnOneLine(logging.Filter):
             record.exc_info = None
             record.exc_text = None
             with self._lock:
-                if str(error) not in self._logged:
+                if str(error) not in self._logged and len(str(error)) >= _MIN_QUOTED:
                     self._logged[str(error)] = type(error).__name__
                     return True
         with self._lock:

@@ -97,8 +97,8 @@ def prepare_indexes(retrievers: Iterable[Retriever], collection: Collection,
             cfg, spec = retriever.config, retriever.encoder()
             shards_dir, index_dir = collection.dense_paths(retriever.model_name)
             if cfg.prebuilt_index:
-                print(f"{retriever.name}: its prebuilt index covers psgs_w100, not "
-                      f"{collection.name}: encoding {collection.name}")
+                print(f"{retriever.name}: its prebuilt_index serves the retrieval flow's "
+                      f"psgs_w100 only; encoding {collection.name} here")
             shards = encode_passages_on(orchestration, collection.passages, shards_dir, spec,
                                         cfg)
             options = index_options(cfg)

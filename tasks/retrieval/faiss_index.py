@@ -180,9 +180,10 @@ def read_index_manifest(index_dir: Path) -> dict:
 
 
 def read_faiss_index(path: Path) -> Any:
-    """The FAISS index in ``path``, memory-mapped read-only where FAISS can (flat indexes):
-    opening takes no time and no copy of the vectors, however large the index, and processes
-    that search one index share the page cache; others are read into memory."""
+    """The FAISS index in ``path``, memory-mapped read-only where FAISS can (faiss 1.15 maps
+    flat, HNSW and IVF-PQ indexes): opening takes no time and makes no copy of the vectors,
+    however large the index, and processes that search one index share the page cache. An
+    index FAISS cannot map is read into memory."""
     import faiss
 
     try:
