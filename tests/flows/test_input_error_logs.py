@@ -4,6 +4,7 @@ any other exception keeps its traceback."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 
 import pytest
 from prefect import flow, task
@@ -25,27 +26,26 @@ class Collect(logging.Handler):
         self.records.append(record)
 
 
-@pytest.fixture
-def engine_errors():
-    handler = Collect()
+def _engine_records(level: int) -> Iterator[list[logging.LogRecord]]:
+    """The records of the engines' loggers at ``level`` and up, while the fixture lasts."""
+    handler = Collect(level)
     loggers = [logging.getLogger(name) for name in ENGINE_LOGGERS]
     for logger in loggers:
         logger.addHandler(handler)
     yield handler.records
     for logger in loggers:
         logger.removeHandler(handler)
+
+
+@pytest.fixture
+def engine_errors():
+    yield from _engine_records(logging.ERROR)
 
 
 @pytest.fixture
 def engine_records():
     """Every record of the engines' loggers from INFO up (a flow's final state is INFO)."""
-    handler = Collect(logging.INFO)
-    loggers = [logging.getLogger(name) for name in ENGINE_LOGGERS]
-    for logger in loggers:
-        logger.addHandler(handler)
-    yield handler.records
-    for logger in loggers:
-        logger.removeHandler(handler)
+    yield from _engine_records(logging.INFO)
 
 
 @task(retries=0)
