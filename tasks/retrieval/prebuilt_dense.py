@@ -25,11 +25,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 from tasks.io.atomic import atomic_dir, write_json
 from tasks.io.errors import DataFormatError, MissingInputError
+from tasks.io.text import utf8_error
 from tasks.orchestration import artifact_task
 from tasks.retrieval.dense_shards import ModelMismatchError
 from tasks.retrieval.encoder_spec import EncoderSpec
@@ -107,25 +109,34 @@ def _read_faiss_header(path: Path) -> Any:
                               first[:200]) from None
 
 
-def _read_docids(path: Path, rows: int) -> list[str]:
-    """The passage ids of ``docid``, one a line, checked: non-empty, unique, one per row."""
-    with open(path, encoding="utf-8") as handle:
-        ids = handle.read().splitlines()
-    for lineno, pid in enumerate(ids, start=1):
-        if not pid.strip():
-            raise DataFormatError(path, f"line {lineno}", "one passage id per line",
-                                  "an empty line")
-    if len(ids) != rows:
-        raise DataFormatError(path, "whole file", f"one passage id per index row ({rows:,})",
-                              f"{len(ids):,} ids")
-    if len(set(ids)) != len(ids):  # where, only when there is a repeat
+_BLANK_LINE = re.compile(r"^[ \t]+$", re.MULTILINE)
+
+
+def _check_docids(path: Path, rows: int) -> str:
+    """Check ``docid``: one passage id a line, one per index row, none empty, none repeated;
+    return the sha256 of its bytes. The checks run in C; the lines are walked in Python only
+    to name a bad one."""
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise utf8_error(path, exc) from None
+    ids = text.splitlines()
+    unique = set(ids)
+    if len(unique) != len(ids) or "" in unique or _BLANK_LINE.search(text):
         seen: dict[str, int] = {}
         for lineno, pid in enumerate(ids, start=1):
+            if not pid.strip():
+                raise DataFormatError(path, f"line {lineno}", "one passage id per line",
+                                      "an empty line")
             if pid in seen:
                 raise DataFormatError(path, f"line {lineno}", "unique passage ids",
                                       f"{pid!r} again (first on line {seen[pid]})")
             seen[pid] = lineno
-    return ids
+    if len(ids) != rows:
+        raise DataFormatError(path, "whole file", f"one passage id per index row ({rows:,})",
+                              f"{len(ids):,} ids")
+    return hashlib.sha256(raw).hexdigest()
 
 
 def adopt_dense_index(source: str, index_dir: Path, spec: EncoderSpec, stamp: dict,
@@ -152,7 +163,7 @@ def adopt_dense_index(source: str, index_dir: Path, spec: EncoderSpec, stamp: di
         raise DataFormatError(root / INDEX_FILE, "metric", "an inner-product index (DPR scores "
                               "passages by dot product)", f"metric type {index.metric_type} "
                               f"({type(index).__name__})")
-    ids = _read_docids(root / IDS_FILE, index.ntotal)
+    ids_sha256 = _check_docids(root / IDS_FILE, index.ntotal)
     own = root / MANIFEST_FILE
     if own.is_file():
         recorded = json.loads(own.read_text(encoding="utf-8")).get("model_fingerprint")
@@ -177,7 +188,7 @@ def adopt_dense_index(source: str, index_dir: Path, spec: EncoderSpec, stamp: di
     }
     manifest["fingerprint"] = hashlib.sha256(json.dumps({
         "source": manifest["source"], "stamp": stamp, "model": spec.fingerprint,
-        "ids": hashlib.sha256("\n".join(ids).encode()).hexdigest()},
+        "ids": ids_sha256},
         sort_keys=True).encode()).hexdigest()
     with atomic_dir(index_dir) as tmp:
         write_json(tmp / MANIFEST_FILE, manifest, indent=2)

@@ -99,6 +99,7 @@ def test_an_hnsw_index_is_adopted_too(tmp_path):
     ("empty id", DataFormatError, r"docid, line 3: expected one passage id per line"),
     ("repeated id", DataFormatError, r"line 5: expected unique passage ids; got 'p1' again "
                                      r"\(first on line 2\)"),
+    ("latin-1 id", DataFormatError, r"docid, line 2: expected UTF-8 text"),
     ("not faiss", DataFormatError, r"index, start of file: expected a FAISS index"),
     ("l2 index", DataFormatError, r"expected an inner-product index"),
     ("our manifest, other model", ModelMismatchError, r"cannot search it"),
@@ -118,6 +119,9 @@ def test_a_bad_prebuilt_index_is_refused(tmp_path, damage, error, match):
         if damage == "repeated id":
             ids[4] = "p1"
         (prebuilt / IDS_FILE).write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
+    elif damage == "latin-1 id":
+        (prebuilt / IDS_FILE).write_bytes(b"p0\np\xe91\n" + "".join(
+            f"{i}\n" for i in ids[2:]).encode())
     elif damage == "not faiss":
         (prebuilt / INDEX_FILE).write_bytes(b"not an index at all" * 10)
     elif damage == "l2 index":
