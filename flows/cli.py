@@ -177,11 +177,18 @@ def data_fetch(
     ] = Path("data"),
     base_url: Annotated[str | None, typer.Option(
         help="Fetch from this mirror instead of the registered hosts.")] = None,
+    keep_archives: Annotated[bool, typer.Option(
+        "--keep-archives/--drop-archives",
+        help="Keep a downloaded archive after unpacking it, or delete it (e.g. the 56 GB "
+        "tarball of pyserini-dpr-nq beside its 65 GB of files); a marker file remembers "
+        "that it was unpacked either way.")] = True,
 ) -> None:
-    """Download a real dataset with resume, sha256 check and atomic rename."""
+    """Download a real dataset with resume, checksum (sha256, or the md5 a publisher gives)
+    and atomic rename; unpack archives."""
     from tasks.fetch import fetch_source
 
-    for path in fetch_source(source, data_root, base_url=base_url, progress=True):
+    for path in fetch_source(source, data_root, base_url=base_url, progress=True,
+                             keep_archives=keep_archives):
         typer.echo(path)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.fetch_archives import safe_extract
-from tasks.fetch_download import ProgressArg, download_with_digest, say
+from tasks.fetch_download import ProgressArg, check_md5, download_with_digest, say
 from tasks.fetch_sources import SOURCES, RemoteFile, get_source
 from tasks.io.atomic import write_json
 
@@ -43,9 +43,12 @@ def fetch_source(name: str, data_root: str | Path, *, base_url: str | None = Non
         url = rebase_url(remote.url, base_url)
         dest = source_dir / remote.dest
         if not remote.extract:
-            results.append(download_with_digest(
+            path, digest = download_with_digest(
                 url, dest, remote.sha256, resume=True, progress=progress, retries=retries,
-                timeout=timeout, backoff=backoff)[0])
+                timeout=timeout, backoff=backoff)
+            if remote.md5 and digest is not None:
+                check_md5(path, remote.md5)
+            results.append(path)
             continue
         marker = source_dir / f".{remote.dest}.fetched.json"
         done = _read_marker(marker, remote, source_dir)
@@ -56,6 +59,8 @@ def fetch_source(name: str, data_root: str | Path, *, base_url: str | None = Non
         path, digest = download_with_digest(
             url, dest, remote.sha256, resume=True, progress=progress, retries=retries,
             timeout=timeout, backoff=backoff)
+        if remote.md5 and digest is not None:
+            check_md5(path, remote.md5)
         extract_dir = source_dir / remote.extract_to
         say(f"unpacking {path.name} into {extract_dir}")
         outputs = safe_extract(path, extract_dir, kind=remote.extract,
@@ -122,7 +127,7 @@ def list_sources() -> list[dict[str, Any]]:
             "homepage": source.homepage,
             "note": source.note,
             "options": dict(source.options),
-            "files": [{"url": f.url, "dest": f.dest, "sha256": f.sha256,
+            "files": [{"url": f.url, "dest": f.dest, "sha256": f.sha256, "md5": f.md5,
                        "extract": f.extract, "size": f.size}
                       for f in source.resolve_files()],
         })

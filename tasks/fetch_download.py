@@ -50,18 +50,37 @@ class DownloadError(FetchError):
 
 
 class ChecksumMismatch(FetchError):
-    """The downloaded bytes do not have the expected sha256 (the part file was deleted)."""
+    """The downloaded bytes do not have the expected checksum (the download was deleted)."""
 
-    def __init__(self, path: str | Path, expected: str, got: str):
+    def __init__(self, path: str | Path, expected: str, got: str, algorithm: str = "sha256"):
         self.path = str(path)
         self.expected = expected
         self.got = got
-        super().__init__(f"{self.path}: sha256 mismatch: expected {expected}, got {got} "
+        self.algorithm = algorithm
+        super().__init__(f"{self.path}: {algorithm} mismatch: expected {expected}, got {got} "
                          "(the partial download was deleted)")
+
+    def __reduce__(self) -> tuple:
+        """Pickled with its fields (the default pickles only the message)."""
+        return (type(self), (self.path, self.expected, self.got, self.algorithm))
 
 
 class _Restart(Exception):
     """Internal: the part file was discarded; try again from byte zero."""
+
+
+def check_md5(path: Path, expected: str) -> None:
+    """Check ``path`` against the md5 its publisher gives (Pyserini publishes md5 only); a
+    file that does not match is deleted and :class:`ChecksumMismatch` raised."""
+    digest = hashlib.md5(usedforsecurity=False)
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    got = digest.hexdigest()
+    if got != expected.lower():
+        path.unlink(missing_ok=True)
+        raise ChecksumMismatch(path, expected.lower(), got, "md5")
+    say(f"md5 OK {got}  {path}")
 
 
 # --- download -------------------------------------------------------------------------------

@@ -24,6 +24,9 @@ Where each URL comes from (checked against the projects' own READMEs / download 
 - quora: Quora's first public dataset release (``qim.fs.quoracdn.net``, plain http).
 - wikianswers: the Paralex page of Fader et al. (2013), ``wikianswers-paraphrases-1.0.tar.gz``
   (holds ``word_alignments.txt`` and ``questions.txt``).
+- pyserini-dpr-nq: ``FAISS_INDEX_INFO["wikipedia-dpr-100w.dpr-single-nq"]`` of pyserini 1.6.0
+  (``pyserini/prebuilt_index_info.py``): its URL, file name and md5. Pyserini's own download
+  of it does not resume; this one does.
 """
 
 from __future__ import annotations
@@ -42,11 +45,14 @@ class RemoteFile:
     ``dest`` is relative to the source directory. ``extract`` unpacks the download: ``zip``/``tar``
     into ``extract_to`` (relative to the source directory, default the directory itself), ``gz``
     to ``dest`` without ``.gz``. ``strip_components`` drops leading path parts of archive members.
+    ``md5``: the checksum the publisher gives, where it gives no sha256 (Pyserini's indexes),
+    checked after the download.
     """
 
     url: str
     dest: str
     sha256: str | None = None
+    md5: str | None = None
     extract: Extract | None = None
     extract_to: str = "."
     strip_components: int = 0
@@ -118,6 +124,7 @@ def ppdb_files(size: str = "s", packs: str | tuple[str, ...] = ("all",)) -> tupl
 
 _DPR = "https://dl.fbaipublicfiles.com/dpr"
 _PARA_SQUAD = "https://raw.githubusercontent.com/nusnlp/paraphrasing-squad/HEAD/datasets"
+_PYSERINI_DPR_NQ = "faiss.wikipedia-dpr-100w.dpr_single-nq.20200115.cd5034.tar.gz"
 
 _BUILTIN: tuple[Source, ...] = (
     Source(
@@ -226,6 +233,22 @@ _BUILTIN: tuple[Source, ...] = (
         homepage="http://knowitall.cs.washington.edu/paralex/",
         note="unpacks to wikianswers/word_alignments.txt (sources.wikianswers defaults to "
              "wikianswers/word_alignments.tsv: point it at the .txt for real data)",
+    ),
+    Source(
+        name="pyserini-dpr-nq",
+        description="Pyserini's prebuilt FAISS flat index of psgs_w100, encoded by DPR's NQ "
+                    "context encoder (wikipedia-dpr-100w.dpr-single-nq): index + docid, for "
+                    "retrieval.dense.prebuilt_index",
+        dir="pyserini-dpr-nq",
+        files=(RemoteFile(url=f"https://rgw.cs.uwaterloo.ca/pyserini/indexes/{_PYSERINI_DPR_NQ}",
+                          dest=_PYSERINI_DPR_NQ, md5="01fb6bcaa047df254663d0a3d854b7cc",
+                          extract="tar", strip_components=1,
+                          size="~56 GB (65 GB unpacked)"),),
+        size="~56 GB (65 GB unpacked)",
+        homepage="https://github.com/castorini/pyserini",
+        note="md5 as Pyserini publishes it; then --set "
+             "retrieval.dense.prebuilt_index=data/raw/pyserini-dpr-nq (with "
+             "--set retrieval.dense.model=facebook/dpr-question_encoder-single-nq-base)",
     ),
 )
 

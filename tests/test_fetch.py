@@ -260,6 +260,59 @@ def test_fetch_source_end_to_end(server, tmp_path, monkeypatch):
         fetch_source("fake", root, only=["nope.txt"], progress=False)
 
 
+def test_an_md5_checked_archive_unpacks_and_a_wrong_one_is_deleted(server, tmp_path,
+                                                                    monkeypatch, capsys):
+    """Pyserini publishes md5 only: a prebuilt index's tarball (one top directory holding
+    ``index`` and ``docid``) lands unpacked beside nothing else; a wrong md5 leaves nothing."""
+    tar_path = make_tar(tmp_path / "idx.tar.gz", [("faiss.idx.1/index", b"faiss", None),
+                                                  ("faiss.idx.1/docid", b"1\n2\n", None)])
+    server.files["/indexes/idx.tar.gz"] = tar_path.read_bytes()
+    md5 = hashlib.md5(tar_path.read_bytes()).hexdigest()
+
+    def source(checksum: str) -> Source:
+        return Source(name="index", description="test index", dir="idx", files=(
+            RemoteFile(url="https://example.invalid/indexes/idx.tar.gz", dest="idx.tar.gz",
+                       md5=checksum, extract="tar", strip_components=1),))
+
+    monkeypatch.setitem(SOURCES, "index", source("0" * 32))
+    root = tmp_path / "data"
+    with pytest.raises(ChecksumMismatch, match=rf"idx\.tar\.gz: md5 mismatch: expected "
+                                               rf"0{{32}}, got {md5}"):
+        fetch_source("index", root, base_url=server.base, progress=False)
+    assert sorted(p.name for p in (root / "raw" / "idx").iterdir()) == []
+    monkeypatch.setitem(SOURCES, "index", source(md5.upper()))
+    paths = fetch_source("index", root, base_url=server.base, progress=False)
+    out = root / "raw" / "idx"
+    assert sorted(paths) == [out / "docid", out / "index"]
+    assert (out / "docid").read_bytes() == b"1\n2\n"
+    assert f"md5 OK {md5}" in capsys.readouterr().err
+    assert (out / "idx.tar.gz").exists()  # kept by default
+
+
+def test_the_cli_can_drop_an_archive_once_unpacked(server, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    tar_path = make_tar(tmp_path / "idx.tar.gz", [("top/index", b"faiss", None)])
+    server.files["/indexes/idx.tar.gz"] = tar_path.read_bytes()
+    monkeypatch.setitem(SOURCES, "index", Source(name="index", description="d", dir="idx", files=(
+        RemoteFile(url="https://example.invalid/indexes/idx.tar.gz", dest="idx.tar.gz",
+                   md5=hashlib.md5(tar_path.read_bytes()).hexdigest(), extract="tar",
+                   strip_components=1),)))
+    root = tmp_path / "data"
+    result = CliRunner().invoke(app, ["data", "fetch", "index", "--data-root", str(root),
+                                      "--base-url", server.base, "--drop-archives"])
+    assert result.exit_code == 0, result.output
+    out = root / "raw" / "idx"
+    assert str(out / "index") in result.stdout and (out / "index").read_bytes() == b"faiss"
+    assert not (out / "idx.tar.gz").exists()
+    served = len(server.requests)
+    again = CliRunner().invoke(app, ["data", "fetch", "index", "--data-root", str(root),
+                                     "--base-url", server.base])
+    assert again.exit_code == 0 and len(server.requests) == served  # the marker says unpacked
+
+
 def test_unknown_source_lists_known_ones(tmp_path):
     with pytest.raises(UnknownSource) as info:
         fetch_source("no-such-source", tmp_path)
@@ -278,7 +331,7 @@ def test_rebase_url():
 def test_registry_contents():
     listing = {entry["name"]: entry for entry in list_sources()}
     assert {"entityquestions", "squad", "paraphrasing-squad", "ppdb", "dpr-wikipedia", "nq",
-            "trex", "quora", "wikianswers"} <= set(listing)
+            "trex", "quora", "wikianswers", "pyserini-dpr-nq"} <= set(listing)
     for entry in listing.values():
         dests = [f["dest"] for f in entry["files"]]
         assert len(dests) == len(set(dests)), entry["name"]
@@ -286,6 +339,7 @@ def test_registry_contents():
             assert re.match(r"https?://[^/]+/", item["url"]), item
             assert not Path(item["dest"]).is_absolute() and ".." not in Path(item["dest"]).parts
             assert item["sha256"] is None or re.fullmatch(r"[0-9a-f]{64}", item["sha256"])
+            assert item["md5"] is None or re.fullmatch(r"[0-9a-f]{32}", item["md5"])
             assert item["extract"] is None or archive_kind(item["dest"]) is not None
 
 
