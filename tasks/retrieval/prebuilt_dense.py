@@ -15,7 +15,7 @@ its own question encoder, instead of encoding the collection:
   inner product, as DPR does; ``docid`` must hold one non-empty, unique passage id per row. It
   then writes our index directory as a lone ``manifest.json`` whose ``source`` points at the
   files (:func:`tasks.retrieval.faiss_index.index_files`). The FAISS file is neither copied nor
-  linked, so DVC caches the manifest, not 60 GB. The manifest declares the retriever's encoder
+  linked, so DVC caches the manifest, not 65 GB. The manifest declares the retriever's encoder
   as the index's model, because the user said so (``model_declared``); that is what lets its
   questions search it.
 """
@@ -77,7 +77,8 @@ def resolve_prebuilt_dense_index(ref: str) -> tuple[Path, str | None]:
     from tasks.retrieval.jvm import in_jvm_process
 
     print(f"prebuilt dense index {ref!r}: asking Pyserini (it downloads it into its cache on "
-          "first use: the DPR Wikipedia indexes are ~60 GB)")
+          "first use: the DPR Wikipedia indexes are ~56 GB; `qastress data fetch "
+          "pyserini-dpr-nq` fetches one with resume)")
     local, known = in_jvm_process(_pyserini_download, ref, os.environ.get("PYSERINI_CACHE"))
     if local is None:
         close = [name for name in known if name.split(".")[0] == ref.split(".")[0]]
@@ -99,7 +100,7 @@ def source_stamp(source: Path) -> dict:
 
 
 def _read_faiss_header(path: Path) -> Any:
-    """The FAISS index at ``path`` (memory-mapped where FAISS can, so that checking a 60 GB
+    """The FAISS index at ``path`` (memory-mapped where FAISS can, so that checking a 65 GB
     flat index does not read it), or :class:`DataFormatError`."""
     try:
         return read_faiss_index(path)
