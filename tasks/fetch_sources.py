@@ -24,9 +24,10 @@ Where each URL comes from (checked against the projects' own READMEs / download 
 - quora: Quora's first public dataset release (``qim.fs.quoracdn.net``, plain http).
 - wikianswers: the Paralex page of Fader et al. (2013), ``wikianswers-paraphrases-1.0.tar.gz``
   (holds ``word_alignments.txt`` and ``questions.txt``).
-- pyserini-dpr-nq: ``FAISS_INDEX_INFO["wikipedia-dpr-100w.dpr-single-nq"]`` of pyserini 1.6.0
-  (``pyserini/prebuilt_index_info.py``): its URL, file name and md5. Pyserini's own download
-  of it does not resume; this one does.
+- pyserini-dpr-nq, pyserini-bm25-dpr: ``FAISS_INDEX_INFO["wikipedia-dpr-100w.dpr-single-nq"]``
+  and ``TF_INDEX_INFO["wikipedia-dpr-100w"]`` of pyserini 1.6.0
+  (``pyserini/prebuilt_index_info.py``): their URLs, file names and md5s. Pyserini's own
+  download of them does not resume; this one does.
 """
 
 from __future__ import annotations
@@ -124,7 +125,9 @@ def ppdb_files(size: str = "s", packs: str | tuple[str, ...] = ("all",)) -> tupl
 
 _DPR = "https://dl.fbaipublicfiles.com/dpr"
 _PARA_SQUAD = "https://raw.githubusercontent.com/nusnlp/paraphrasing-squad/HEAD/datasets"
+_PYSERINI = "https://rgw.cs.uwaterloo.ca/pyserini/indexes"
 _PYSERINI_DPR_NQ = "faiss.wikipedia-dpr-100w.dpr_single-nq.20200115.cd5034.tar.gz"
+_PYSERINI_BM25 = "lucene-index.wikipedia-dpr-100w.20210120.d1b9e6.tar.gz"
 
 _BUILTIN: tuple[Source, ...] = (
     Source(
@@ -240,7 +243,7 @@ _BUILTIN: tuple[Source, ...] = (
                     "context encoder (wikipedia-dpr-100w.dpr-single-nq): index + docid, for "
                     "retrieval.dense.prebuilt_index",
         dir="pyserini-dpr-nq",
-        files=(RemoteFile(url=f"https://rgw.cs.uwaterloo.ca/pyserini/indexes/{_PYSERINI_DPR_NQ}",
+        files=(RemoteFile(url=f"{_PYSERINI}/{_PYSERINI_DPR_NQ}",
                           dest=_PYSERINI_DPR_NQ, md5="01fb6bcaa047df254663d0a3d854b7cc",
                           extract="tar", strip_components=1,
                           size="~56 GB (65 GB unpacked)"),),
@@ -249,6 +252,19 @@ _BUILTIN: tuple[Source, ...] = (
         note="md5 as Pyserini publishes it; then --set "
              "retrieval.dense.prebuilt_index=data/raw/pyserini-dpr-nq (with "
              "--set retrieval.dense.model=facebook/dpr-question_encoder-single-nq-base)",
+    ),
+    Source(
+        name="pyserini-bm25-dpr",
+        description="Pyserini's prebuilt Lucene index of psgs_w100 (wikipedia-dpr-100w), for "
+                    "retrieval.bm25.prebuilt_index and entity_questions.dpr_bm25_index",
+        dir="pyserini-bm25-dpr",
+        files=(RemoteFile(url=f"{_PYSERINI}/{_PYSERINI_BM25}", dest=_PYSERINI_BM25,
+                          md5="7b58c08da992b2ea7e96667f0b176651", extract="tar",
+                          strip_components=1, size="~8.5 GB"),),
+        size="~8.5 GB",
+        homepage="https://github.com/castorini/pyserini",
+        note="md5 as Pyserini publishes it; then --set "
+             "retrieval.bm25.prebuilt_index=data/raw/pyserini-bm25-dpr",
     ),
 )
 
