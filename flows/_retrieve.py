@@ -35,6 +35,7 @@ from tasks.retrieval.dense_encoding import (
 from tasks.retrieval.fusion import fuse_runs_task
 from tasks.retrieval.prebuilt_dense import (
     adopt_dense_index_task,
+    question_dim,
     resolve_prebuilt_dense_index,
     source_stamp,
 )
@@ -114,11 +115,11 @@ def prepare_indexes(retrievers: Iterable[Retriever], collection: Collection,
 def _adopt_prebuilt(retriever: DenseRetriever, collection: Collection) -> DenseIndexRef:
     """The retriever's ``prebuilt_index``, checked and recorded as its index of the
     collection (nothing encoded)."""
-    spec = retriever.encoder()
-    source, name = resolve_prebuilt_dense_index(retriever.config.prebuilt_index)
+    cfg, spec = retriever.config, retriever.encoder()
+    source, name = resolve_prebuilt_dense_index(cfg.prebuilt_index)
     _, index_dir = collection.dense_paths(retriever.model_name)
     index = adopt_dense_index_task(str(source), index_dir, spec, source_stamp(source),
-                                   prebuilt=name)
+                                   prebuilt=name, dim=question_dim(spec, cfg.device))
     print(f"{retriever.name}: prebuilt dense index {source} over {collection.name}, searched "
           f"with {spec.describe()}: {index}")
     return DenseIndexRef(Path(index), spec)

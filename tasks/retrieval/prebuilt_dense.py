@@ -12,7 +12,9 @@ its own question encoder, instead of encoding the collection:
   cache (``$PYSERINI_CACHE`` or ``~/.cache/pyserini``) on first use, checks its md5 and unpacks
   it. Afterwards it finds it there, offline.
 - :func:`adopt_dense_index` checks the directory. ``index`` must be a FAISS index that scores by
-  inner product, as DPR does; ``docid`` must hold one non-empty, unique passage id per row. It
+  inner product, as DPR does, with vectors of the question encoder's dimension
+  (:func:`question_dim`, one encoded question, before any real one); ``docid`` must hold one
+  non-empty, unique passage id per row. It
   then writes our index directory as a lone ``manifest.json`` whose ``source`` points at the
   files (:func:`tasks.retrieval.faiss_index.index_files`). The FAISS file is neither copied nor
   linked, so DVC caches the manifest, not 65 GB. The manifest declares the retriever's encoder
@@ -140,16 +142,27 @@ def _check_docids(path: Path, rows: int) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
+def question_dim(spec: EncoderSpec, device: str = "auto") -> int:
+    """The dimension of ``spec``'s question vectors, from one encoded question (the encoder
+    stays loaded for the process's later searches: :func:`tasks.retrieval.encoders.load_encoder`
+    keeps it)."""
+    from tasks.retrieval.encoders import encode_questions
+
+    return int(encode_questions(spec, ["dimension probe"], ["probe"], device=device)
+               .vectors.shape[1])
+
+
 def adopt_dense_index(source: str, index_dir: Path, spec: EncoderSpec, stamp: dict,
-                      prebuilt: str | None = None) -> Path:
+                      prebuilt: str | None = None, dim: int | None = None) -> Path:
     """Check the dense index in ``source`` and write ``index_dir`` as a manifest pointing at it,
     declaring ``spec`` as the encoder of its passages (``stamp``: :func:`source_stamp`, for the
-    cache key; ``prebuilt``: the Pyserini name it came from, for the record).
+    cache key; ``prebuilt``: the Pyserini name it came from, for the record; ``dim``: the
+    dimension of ``spec``'s question vectors, :func:`question_dim`, None: not checked here).
 
     Raises :class:`DataFormatError` for a missing or malformed file, an index that does not
     score by inner product or ids that do not match its rows, and
-    :class:`ModelMismatchError` when ``source`` is one of our own indexes built with another
-    encoder.
+    :class:`ModelMismatchError` when the question vectors have another dimension than the
+    index's, or ``source`` is one of our own indexes built with another encoder.
     """
     import faiss
 
@@ -164,6 +177,11 @@ def adopt_dense_index(source: str, index_dir: Path, spec: EncoderSpec, stamp: di
         raise DataFormatError(root / INDEX_FILE, "metric", "an inner-product index (DPR scores "
                               "passages by dot product)", f"metric type {index.metric_type} "
                               f"({type(index).__name__})")
+    if dim is not None and dim != index.d:
+        raise ModelMismatchError(
+            f"{root / INDEX_FILE} holds {index.d}-dim vectors, but the question encoder "
+            f"{spec.describe()} gives {dim}-dim ones: a prebuilt index is searched with the "
+            "question encoder its passages were encoded for (retrieval.dense.model)")
     ids_sha256 = _check_docids(root / IDS_FILE, index.ntotal)
     own = root / MANIFEST_FILE
     if own.is_file():

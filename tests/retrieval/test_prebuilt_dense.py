@@ -57,8 +57,9 @@ def _queries(model: str = MODEL) -> Embeddings:
     return Embeddings(_vectors(5, 9), [f"q{i}" for i in range(5)], "dpr-q", model)
 
 
-def _adopt(source: Path, index_dir: Path, spec: EncoderSpec = SPEC) -> Path:
-    return adopt_dense_index(str(source), index_dir, spec, source_stamp(source))
+def _adopt(source: Path, index_dir: Path, spec: EncoderSpec = SPEC,
+           dim: int | None = DIM) -> Path:
+    return adopt_dense_index(str(source), index_dir, spec, source_stamp(source), dim=dim)
 
 
 def test_an_index_without_manifest_is_searched_as_our_own(tmp_path):
@@ -103,6 +104,8 @@ def test_an_hnsw_index_is_adopted_too(tmp_path):
     ("not faiss", DataFormatError, r"index, start of file: expected a FAISS index"),
     ("l2 index", DataFormatError, r"expected an inner-product index"),
     ("our manifest, other model", ModelMismatchError, r"cannot search it"),
+    ("other dimension", ModelMismatchError, r"index holds 16-dim vectors, but the question "
+                                            r"encoder 'dpr-q' .* gives 384-dim ones"),
 ])
 def test_a_bad_prebuilt_index_is_refused(tmp_path, damage, error, match):
     import faiss
@@ -122,6 +125,8 @@ def test_a_bad_prebuilt_index_is_refused(tmp_path, damage, error, match):
     elif damage == "latin-1 id":
         (prebuilt / IDS_FILE).write_bytes(b"p0\np\xe91\n" + "".join(
             f"{i}\n" for i in ids[2:]).encode())
+    elif damage == "other dimension":
+        pass
     elif damage == "not faiss":
         (prebuilt / INDEX_FILE).write_bytes(b"not an index at all" * 10)
     elif damage == "l2 index":
@@ -131,7 +136,7 @@ def test_a_bad_prebuilt_index_is_refused(tmp_path, damage, error, match):
     else:
         shutil.copy(ours / MANIFEST_FILE, prebuilt / MANIFEST_FILE)
     with pytest.raises(error, match=match):
-        _adopt(prebuilt, tmp_path / "adopted")
+        _adopt(prebuilt, tmp_path / "adopted", dim=384 if damage == "other dimension" else DIM)
     assert not (tmp_path / "adopted").exists()
 
 
@@ -200,6 +205,12 @@ def test_the_retrieval_core_searches_a_prebuilt_index_instead_of_encoding(tmp_pa
         given = DenseRetriever(cfg.model_copy(update={"prebuilt_index": str(prebuilt)}),
                                name="given")
         adopted = retrieve([given])["given"]
+        # a question encoder of another dimension is refused before any question is encoded
+        wrong = DenseRetriever(DenseConfig(prebuilt_index=str(prebuilt), max_length=64,
+                                           device="cpu"), name="wrong")
+        with pytest.raises(ModelMismatchError, match=r"holds 32-dim vectors, but the question "
+                                                     r"encoder 'wrong' .* gives 384-dim ones"):
+            retrieve([wrong])
     assert adopted.read_text().replace("dense_given", "dense_encoded") == encoded.read_text()
     assert not (tmp_path / "given" / "shards").exists()
     assert read_index_manifest(tmp_path / "given" / "index")["source"] == str(prebuilt)
