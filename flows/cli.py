@@ -152,6 +152,35 @@ def show_params(profile: ProfileOpt = None, params: ParamsOpt = None,
     typer.echo(yaml.safe_dump(resolved.model_dump(mode="json"), sort_keys=False))
 
 
+@app.command("dpr-pair")
+def dpr_pair(
+    question_model: Annotated[str, typer.Argument(
+        help="A DPR question encoder: a local directory or a cached hub name, e.g. "
+        "facebook/dpr-question_encoder-single-nq-base.")],
+    ctx_model: Annotated[str, typer.Argument(
+        help="Its DPR context encoder, e.g. facebook/dpr-ctx_encoder-single-nq-base.")],
+    out_dir: Annotated[Path, typer.Argument(help="Where the pair directory goes.")],
+    max_length: Annotated[int, typer.Option(
+        help="Tokens per question or passage, recorded for the pair (DPR: 256).")] = 256,
+) -> None:
+    """Save two released DPR checkpoints as one retriever directory (`question_encoder/` +
+    `ctx_encoder/`), the form fine-tuning starts from.
+
+    Register it, e.g. `--set 'retrieval.dense_retrievers.dpr-released={model:
+    <out_dir>/question_encoder, ctx_model: <out_dir>/ctx_encoder, prebuilt_index:
+    wikipedia-dpr-100w.dpr-single-nq}'`, and fine-tune it as the paper did with `--set
+    retriever_experiments.baseline=dpr-released`: onlyQ fine-tunes then search the prebuilt
+    index, with nothing encoded.
+    """
+    from models.retriever.export import assemble_dpr_pair
+
+    try:
+        typer.echo(assemble_dpr_pair(question_model, ctx_model, out_dir, max_length))
+    except (ValueError, FileNotFoundError) as exc:
+        typer.secho(f"error: {exc}", fg="red", err=True)
+        raise typer.Exit(2) from None
+
+
 @data_app.command("list")
 def data_list() -> None:
     """List the real datasets that `qastress data fetch` knows."""

@@ -69,6 +69,24 @@ def to_dpr(bert: nn.Module, side: str) -> nn.Module:
     return model.eval()
 
 
+def save_tokenizer(tokenizer: Any, path: Path) -> None:
+    """``tokenizer.save_pretrained(path)`` without its runtime truncation and padding.
+
+    A fast tokenizer's ``tokenizer.json`` records the truncation and padding of its last call,
+    so two saves of one tokenizer would differ by the ``max_length`` each run used. The onlyQ
+    check that a passage encoder is its index's compares files, so a save must not carry that
+    state.
+    """
+    import copy
+
+    canonical = copy.deepcopy(tokenizer)
+    backend = getattr(canonical, "backend_tokenizer", None)
+    if backend is not None:
+        backend.no_truncation()
+        backend.no_padding()
+    canonical.save_pretrained(path)
+
+
 def save_biencoder(model: Any, tokenizer: Any, out_dir: Path) -> None:
     """Write the encoders of a :class:`~models.retriever.network.BiEncoder` into ``out_dir``
     (an existing directory, e.g. the one being built by ``atomic_dir``)."""
@@ -76,13 +94,13 @@ def save_biencoder(model: Any, tokenizer: Any, out_dir: Path) -> None:
     if model.shared:
         target = out_dir / SHARED_DIR
         model.question_model.save_pretrained(target, safe_serialization=True)
-        tokenizer.save_pretrained(target)
+        save_tokenizer(tokenizer, target)
         return
     for side, module, name in (("question", model.question_model, QUESTION_DIR),
                                ("ctx", model.ctx_model, CTX_DIR)):
         saved = to_dpr(module, side) if model.pooling == "cls" else module
         saved.save_pretrained(out_dir / name, safe_serialization=True)
-        tokenizer.save_pretrained(out_dir / name)
+        save_tokenizer(tokenizer, out_dir / name)
 
 
 def check_index_dim(out_dir: str | Path, index_dim: int, index_name: str = "the index") -> int:
@@ -100,3 +118,54 @@ def check_index_dim(out_dir: str | Path, index_dim: int, index_name: str = "the 
                          f"holds vectors of dim {index_dim}: re-encode the passages with this "
                          "encoder (or train with freeze onlyQ from the index's encoder)")
     return dim
+
+
+def assemble_dpr_pair(question_model: str | Path, ctx_model: str | Path, out_dir: str | Path,
+                      max_length: int = 256) -> Path:
+    """Save two DPR checkpoints (e.g. ``facebook/dpr-question_encoder-single-nq-base`` and
+    ``facebook/dpr-ctx_encoder-single-nq-base``: local directories or cached hub names) as one
+    retriever directory, atomically: ``question_encoder/`` + ``ctx_encoder/`` written as
+    :func:`save_biencoder` writes a trained pair (the question tokenizer on both sides), and
+    ``training_args.json`` with pooling ``cls`` and ``max_length``.
+
+    That directory is what fine-tuning starts from (``retriever_experiments.baseline``,
+    ``specialised_encoders``): a released DPR pair fine-tuned as the paper did. The weights
+    are the sources' (DPR pools ``[CLS]`` with ``projection_dim`` 0), so the pair encodes as
+    they do and an index of their passage vectors (a prebuilt one) serves it; an ``onlyQ``
+    fine-tune of it saves its passage encoder file for file as here, which is what lets that
+    index serve the fine-tuned questions too.
+    """
+    from transformers import AutoTokenizer, DPRContextEncoder, DPRQuestionEncoder
+
+    from models.hf_logging import quiet_transformers
+    from tasks.io.atomic import atomic_dir, write_json
+    from tasks.retrieval.encoder_spec import resolve_model_path
+
+    sources = {"question": resolve_model_path(str(question_model)),
+               "ctx": resolve_model_path(str(ctx_model))}
+    classes = {"question": DPRQuestionEncoder, "ctx": DPRContextEncoder}
+    for side, path in sources.items():
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        architectures = config.get("architectures") or []
+        if config.get("model_type") != "dpr" or (
+                architectures and classes[side].__name__ not in architectures):
+            raise ValueError(f"{path}: expected a {classes[side].__name__} checkpoint "
+                             f"(model_type 'dpr'), found model_type "
+                             f"{config.get('model_type')!r} {architectures}")
+    with quiet_transformers():
+        question = DPRQuestionEncoder.from_pretrained(str(sources["question"]))
+        ctx = DPRContextEncoder.from_pretrained(str(sources["ctx"]))
+    for side, model in (("question", question), ("ctx", ctx)):
+        if model.config.projection_dim:
+            raise ValueError(f"{sources[side]}: projection_dim {model.config.projection_dim}; "
+                             "the retriever pools [CLS] without a projection (0, as DPR)")
+    tokenizer = AutoTokenizer.from_pretrained(str(sources["question"]))
+    with atomic_dir(Path(out_dir)) as tmp:
+        for side, bert, name in (("question", question.question_encoder.bert_model, QUESTION_DIR),
+                                 ("ctx", ctx.ctx_encoder.bert_model, CTX_DIR)):
+            to_dpr(bert, side).save_pretrained(tmp / name, safe_serialization=True)
+            save_tokenizer(tokenizer, tmp / name)
+        write_json(tmp / TRAINING_ARGS_FILE, {
+            "pooling": "cls", "max_length": max_length, "shared": False,
+            "assembled_from": {side: str(path) for side, path in sources.items()}}, indent=2)
+    return Path(out_dir)
