@@ -160,6 +160,10 @@ def assemble_dpr_pair(question_model: str | Path, ctx_model: str | Path, out_dir
             raise ValueError(f"{sources[side]}: projection_dim {model.config.projection_dim}; "
                              "the retriever pools [CLS] without a projection (0, as DPR)")
     tokenizer = AutoTokenizer.from_pretrained(str(sources["question"]))
+    if tokenizer.get_vocab() != AutoTokenizer.from_pretrained(str(sources["ctx"])).get_vocab():
+        raise ValueError(f"{sources['question']} and {sources['ctx']} have different "
+                         "vocabularies: a retriever pair encodes both sides with one tokenizer "
+                         "(the question encoder's)")
     with atomic_dir(Path(out_dir)) as tmp:
         for side, bert, name in (("question", question.question_encoder.bert_model, QUESTION_DIR),
                                  ("ctx", ctx.ctx_encoder.bert_model, CTX_DIR)):

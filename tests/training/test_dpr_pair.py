@@ -75,6 +75,14 @@ def test_checkpoints_that_are_not_dpr_are_refused(released, tiny_bert, tmp_path)
         assemble_dpr_pair(question, bert, tmp_path / "pair")
     with pytest.raises(ValueError, match="expected a DPRQuestionEncoder checkpoint"):
         assemble_dpr_pair(ctx, ctx, tmp_path / "pair")  # the sides swapped
+    other_vocab = shutil.copytree(ctx, tmp_path / "ctx-other-vocab")
+    vocab = [line for line in (ctx / "vocab.txt").read_text(encoding="utf-8").splitlines()]
+    for name in ("tokenizer.json", "vocab.txt"):
+        (other_vocab / name).unlink()
+    (other_vocab / "vocab.txt").write_text("\n".join(vocab[:-1] + ["qastressword"]) + "\n",
+                                           encoding="utf-8")
+    with pytest.raises(ValueError, match="have different vocabularies"):
+        assemble_dpr_pair(question, other_vocab, tmp_path / "pair")
     assert not (tmp_path / "pair").exists()
     result = CliRunner().invoke(app, ["dpr-pair", str(question), str(bert),
                                       str(tmp_path / "pair")])
