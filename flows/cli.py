@@ -173,9 +173,11 @@ def dpr_pair(
     index, with nothing encoded.
     """
     from models.retriever.export import assemble_dpr_pair
+    from tasks.retrieval.encoder_spec import resolve_model_path
 
     try:
-        typer.echo(assemble_dpr_pair(question_model, ctx_model, out_dir, max_length))
+        typer.echo(assemble_dpr_pair(resolve_model_path(question_model),
+                                     resolve_model_path(ctx_model), out_dir, max_length))
     except (ValueError, FileNotFoundError) as exc:
         typer.secho(f"error: {exc}", fg="red", err=True)
         raise typer.Exit(2) from None

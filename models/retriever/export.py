@@ -122,9 +122,10 @@ def check_index_dim(out_dir: str | Path, index_dim: int, index_name: str = "the 
 
 def assemble_dpr_pair(question_model: str | Path, ctx_model: str | Path, out_dir: str | Path,
                       max_length: int = 256) -> Path:
-    """Save two DPR checkpoints (e.g. ``facebook/dpr-question_encoder-single-nq-base`` and
-    ``facebook/dpr-ctx_encoder-single-nq-base``: local directories or cached hub names) as one
-    retriever directory, atomically: ``question_encoder/`` + ``ctx_encoder/`` written as
+    """Save two DPR checkpoint directories (e.g. the snapshots of
+    ``facebook/dpr-question_encoder-single-nq-base`` and
+    ``facebook/dpr-ctx_encoder-single-nq-base``; the CLI resolves hub names) as one retriever
+    directory, atomically: ``question_encoder/`` + ``ctx_encoder/`` written as
     :func:`save_biencoder` writes a trained pair (the question tokenizer on both sides), and
     ``training_args.json`` with pooling ``cls`` and ``max_length``.
 
@@ -139,10 +140,12 @@ def assemble_dpr_pair(question_model: str | Path, ctx_model: str | Path, out_dir
 
     from models.hf_logging import quiet_transformers
     from tasks.io.atomic import atomic_dir, write_json
-    from tasks.retrieval.encoder_spec import resolve_model_path
 
-    sources = {"question": resolve_model_path(str(question_model)),
-               "ctx": resolve_model_path(str(ctx_model))}
+    sources = {"question": Path(question_model), "ctx": Path(ctx_model)}
+    for path in sources.values():
+        if not (path / "config.json").is_file():
+            raise FileNotFoundError(f"{path}: not a Hugging Face model directory (no "
+                                    "config.json)")
     classes = {"question": DPRQuestionEncoder, "ctx": DPRContextEncoder}
     for side, path in sources.items():
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))
