@@ -35,7 +35,7 @@ from tasks.retrieval.dense_encoding import (
 from tasks.retrieval.fusion import fuse_runs_task
 from tasks.retrieval.prebuilt_dense import (
     adopt_dense_index_task,
-    question_dim,
+    question_dim_task,
     resolve_prebuilt_dense_index,
     source_stamp,
 )
@@ -119,7 +119,7 @@ def _adopt_prebuilt(retriever: DenseRetriever, collection: Collection) -> DenseI
     source, name = resolve_prebuilt_dense_index(cfg.prebuilt_index)
     _, index_dir = collection.dense_paths(retriever.model_name)
     index = adopt_dense_index_task(str(source), index_dir, spec, source_stamp(source),
-                                   prebuilt=name, dim=question_dim(spec, cfg.device))
+                                   prebuilt=name, dim=question_dim_task(spec, cfg.device))
     print(f"{retriever.name}: prebuilt dense index {source} over {collection.name}, searched "
           f"with {spec.describe()}: {index}")
     return DenseIndexRef(Path(index), spec)

@@ -216,3 +216,5 @@ def adopt_dense_index(source: str, index_dir: Path, spec: EncoderSpec, stamp: di
 
 adopt_dense_index_task = artifact_task(adopt_dense_index, outputs=("index_dir",),
                                        name="adopt prebuilt dense index")
+#: Cached on the encoder's fingerprint: a rerun loads no model to learn the dimension.
+question_dim_task = artifact_task(question_dim, name="question vector dimension")
