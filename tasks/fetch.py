@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.fetch_archives import safe_extract
-from tasks.fetch_download import ProgressArg, check_md5, download_with_digest, say
+from tasks.fetch_download import ProgressArg, download_with_digest, say
 from tasks.fetch_sources import SOURCES, RemoteFile, get_source
 from tasks.io.atomic import write_json
 
@@ -43,12 +43,9 @@ def fetch_source(name: str, data_root: str | Path, *, base_url: str | None = Non
         url = rebase_url(remote.url, base_url)
         dest = source_dir / remote.dest
         if not remote.extract:
-            path, digest = download_with_digest(
+            results.append(download_with_digest(
                 url, dest, remote.sha256, resume=True, progress=progress, retries=retries,
-                timeout=timeout, backoff=backoff)
-            if remote.md5 and digest is not None:
-                check_md5(path, remote.md5)
-            results.append(path)
+                timeout=timeout, backoff=backoff, md5=remote.md5)[0])
             continue
         marker = source_dir / f".{remote.dest}.fetched.json"
         done = _read_marker(marker, remote, source_dir)
@@ -58,9 +55,7 @@ def fetch_source(name: str, data_root: str | Path, *, base_url: str | None = Non
             continue
         path, digest = download_with_digest(
             url, dest, remote.sha256, resume=True, progress=progress, retries=retries,
-            timeout=timeout, backoff=backoff)
-        if remote.md5 and digest is not None:
-            check_md5(path, remote.md5)
+            timeout=timeout, backoff=backoff, md5=remote.md5)
         extract_dir = source_dir / remote.extract_to
         say(f"unpacking {path.name} into {extract_dir}")
         outputs = safe_extract(path, extract_dir, kind=remote.extract,

@@ -21,7 +21,6 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from tasks.io.atomic import file_fingerprint
 
@@ -69,21 +68,20 @@ class _Restart(Exception):
     """Internal: the part file was discarded; try again from byte zero."""
 
 
-def check_md5(path: Path, expected: str) -> None:
-    """Check ``path`` against the md5 its publisher gives (Pyserini publishes md5 only); a
-    file that does not match is deleted and :class:`ChecksumMismatch` raised."""
-    digest = hashlib.md5(usedforsecurity=False)
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    got = digest.hexdigest()
-    if got != expected.lower():
-        path.unlink(missing_ok=True)
-        raise ChecksumMismatch(path, expected.lower(), got, "md5")
-    say(f"md5 OK {got}  {path}")
-
-
 # --- download -------------------------------------------------------------------------------
+
+class _Digests:
+    """The sha256 of the bytes, and their md5 when one is to be checked, fed together."""
+
+    def __init__(self, md5: bool) -> None:
+        self.sha256 = hashlib.sha256()
+        self.md5 = hashlib.md5(usedforsecurity=False) if md5 else None
+
+    def update(self, chunk: bytes) -> None:
+        self.sha256.update(chunk)
+        if self.md5 is not None:
+            self.md5.update(chunk)
+
 
 def download(url: str, dest: str | Path, sha256: str | None = None, resume: bool = True,
              progress: ProgressArg = True, retries: int = 3, timeout: float = 60,
@@ -99,9 +97,11 @@ def download(url: str, dest: str | Path, sha256: str | None = None, resume: bool
 
 def download_with_digest(url: str, dest: Path, sha256: str | None, *, resume: bool,
                          progress: ProgressArg, retries: int, timeout: float,
-                         backoff: float) -> tuple[Path, str | None]:
+                         backoff: float, md5: str | None = None) -> tuple[Path, str | None]:
     """:func:`download`, returning ``(dest, sha256 of the bytes)`` (``None`` when an existing
-    unpinned ``dest`` was kept without reading it)."""
+    unpinned ``dest`` was kept without reading it). ``md5``: the checksum a publisher gives
+    instead of a sha256 (Pyserini), computed on the same pass over the bytes and checked
+    before the rename."""
     expected = sha256.lower() if sha256 else None
     if dest.exists():
         if expected is None:
@@ -119,7 +119,8 @@ def download_with_digest(url: str, dest: Path, sha256: str | None, *, resume: bo
     attempts = max(0, retries) + 1
     for attempt in range(1, attempts + 1):
         try:
-            digest = _fetch_into(url, part, _want_progress(progress), timeout, dest.name)
+            digests = _fetch_into(url, part, _want_progress(progress), timeout, dest.name,
+                                  md5 is not None)
             break
         except Exception as exc:  # noqa: BLE001 - classified just below
             if isinstance(exc, urllib.error.HTTPError):
@@ -136,11 +137,16 @@ def download_with_digest(url: str, dest: Path, sha256: str | None, *, resume: bo
             log.warning("download of %s: %s; retrying in %.1f s (%d/%d)", url, _describe(exc),
                         delay, attempt, attempts - 1)
             time.sleep(delay)
-    got = digest.hexdigest()
+    got = digests.sha256.hexdigest()
     if expected is not None and got != expected:
         part.unlink(missing_ok=True)
         raise ChecksumMismatch(dest, expected, got)
+    if digests.md5 is not None and digests.md5.hexdigest() != md5.lower():
+        part.unlink(missing_ok=True)
+        raise ChecksumMismatch(dest, md5.lower(), digests.md5.hexdigest(), "md5")
     os.replace(part, dest)
+    if digests.md5 is not None:
+        say(f"md5 OK {digests.md5.hexdigest()}  {dest}")
     if expected is not None:
         say(f"sha256 OK {got}  {dest}")
     else:
@@ -148,8 +154,9 @@ def download_with_digest(url: str, dest: Path, sha256: str | None, *, resume: bo
     return dest, got
 
 
-def _fetch_into(url: str, part: Path, show: bool, timeout: float, label: str) -> Any:
-    """One attempt: append to (or restart) ``part``; return the sha256 object of its bytes."""
+def _fetch_into(url: str, part: Path, show: bool, timeout: float, label: str,
+                md5: bool = False) -> _Digests:
+    """One attempt: append to (or restart) ``part``; return the digests of its bytes."""
     offset = part.stat().st_size if part.exists() else 0
     headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
     if offset:
@@ -162,7 +169,7 @@ def _fetch_into(url: str, part: Path, show: bool, timeout: float, label: str) ->
             total = _range_total(exc.headers.get("Content-Range"))
             exc.close()
             if total == offset:  # the part file already holds the whole file
-                return _hash_file(part)
+                return _hash_file(part, md5)
             part.unlink(missing_ok=True)
             raise _Restart(f"server refused range bytes={offset}- (416)") from None
         raise
@@ -173,11 +180,11 @@ def _fetch_into(url: str, part: Path, show: bool, timeout: float, label: str) ->
             if start != offset:
                 part.unlink(missing_ok=True)
                 raise _Restart(f"asked for bytes from {offset}, got a range from {start}")
-            digest, mode = _hash_file(part), "ab"
+            digest, mode = _hash_file(part, md5), "ab"
         elif status == 200:  # a fresh download, or a server that ignores Range
             if offset:
                 log.info("%s ignored the Range request; downloading from the start", url)
-            digest, mode, offset = hashlib.sha256(), "wb", 0
+            digest, mode, offset = _Digests(md5), "wb", 0
         else:
             raise DownloadError(url, f"unexpected HTTP status {status}", status)
         length_header = response.headers.get("Content-Length")
@@ -224,8 +231,8 @@ def _range_total(value: str | None) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _hash_file(path: Path) -> Any:
-    digest = hashlib.sha256()
+def _hash_file(path: Path, md5: bool = False) -> _Digests:
+    digest = _Digests(md5)
     with open(path, "rb") as handle:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)

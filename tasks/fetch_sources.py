@@ -47,7 +47,7 @@ class RemoteFile:
     into ``extract_to`` (relative to the source directory, default the directory itself), ``gz``
     to ``dest`` without ``.gz``. ``strip_components`` drops leading path parts of archive members.
     ``md5``: the checksum the publisher gives, where it gives no sha256 (Pyserini's indexes),
-    checked after the download.
+    checked on the same pass over the bytes as the sha256, before the file is renamed into place.
     """
 
     url: str
