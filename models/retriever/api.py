@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -34,6 +34,9 @@ from models.retriever.export import (
 )
 from models.threads import pinned_torch_threads
 from tasks.io.atomic import atomic_dir, file_fingerprint, write_json
+
+if TYPE_CHECKING:
+    from models.retriever.network import BiEncoder
 
 RUN_FILE = "run.json"
 END_STATE_FILE = "train_end.json"
@@ -137,6 +140,17 @@ class FitResult:
     hardware: dict[str, Any]
 
 
+def _expect_frozen_encoder_in_eval_mode(model: BiEncoder) -> None:
+    """Silence Lightning's "modules in eval mode at the start of training" warning for exactly
+    the frozen encoder's modules: ``BiEncoder.train`` keeps that encoder in eval mode (no
+    dropout) on purpose. Any other module in eval mode changes the count, so it still warns."""
+    frozen = model.frozen_module()
+    if frozen is not None:
+        count = sum(1 for _ in frozen.modules())
+        warnings.filterwarnings(
+            "ignore", message=rf"Found {count} module\(s\) in eval mode at the start of training")
+
+
 def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
                   config: RetrieverTrainConfig, checkpoint_dir: str | Path, *,
                   val: Sequence[BiEncoderSample] | None = None) -> FitResult:
@@ -183,6 +197,7 @@ def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
         # manual optimization Lightning warns that a step checkpoint holds the weights after
         # the step: with the step count it stores, that is what resuming needs.
         warnings.filterwarnings("ignore", message="Using ModelCheckpoint with manual optim")
+        _expect_frozen_encoder_in_eval_mode(model)
         trainer = build_trainer(config, checkpoint_dir, bool(val))
         trainer.fit(module, datamodule=data, ckpt_path=str(resume) if resume else None)
     seconds = time.time() - started

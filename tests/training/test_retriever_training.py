@@ -136,6 +136,40 @@ def test_frozen_encoder_is_bit_identical_after_training(tiny_bert, tiny_train_js
     assert len(moved) > 10, "the trained encoder did not change"
 
 
+def _eval_mode_warnings(caught) -> list[str]:
+    return [str(w.message) for w in caught if "in eval mode at the start" in str(w.message)]
+
+
+@pytest.mark.parametrize("extra_eval_module", [False, True])
+def test_only_the_frozen_encoders_eval_mode_is_silenced(tiny_bert, tiny_train_json, tiny_config,
+                                                        tmp_path, monkeypatch, extra_eval_module):
+    """The frozen encoder stays in eval mode on purpose, so Lightning's warning about it is not
+    shown; one more module in eval mode changes the count and the warning comes back."""
+    import warnings
+
+    if extra_eval_module:
+        original = BiEncoder.train
+
+        def train(self, mode=True):
+            original(self, mode)
+            self.question_model.embeddings.dropout.eval()
+            return self
+
+        monkeypatch.setattr(BiEncoder, "train", train)
+    samples = load_samples(tiny_train_json)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fit_biencoder(samples, tiny_bert, tiny_config(freeze="onlyQ", max_steps=1),
+                               tmp_path / "ckpt")
+    frozen = sum(1 for _ in result.module.model.ctx_model.modules())
+    assert frozen > 10
+    messages = _eval_mode_warnings(caught)
+    if extra_eval_module:
+        assert len(messages) == 1 and messages[0].startswith(f"Found {frozen + 1} module(s)")
+    else:
+        assert messages == []
+
+
 def test_metrics_and_encoder_hook(trained, tmp_path):
     import json
 
