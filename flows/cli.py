@@ -58,7 +58,12 @@ def parse_overrides(items: list[str] | None) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise typer.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--set")
-        overrides[key.strip()] = yaml.safe_load(value)
+        try:
+            overrides[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            problem = getattr(exc, "problem", None) or str(exc).replace("\n", " ")
+            raise typer.BadParameter(f"{key.strip()}: value {value!r} is not valid YAML "
+                                     f"({problem})", param_hint="--set") from None
     return overrides
 
 

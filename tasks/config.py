@@ -368,16 +368,22 @@ def load_params(path: str | Path | None = None, profile: str | None = None,
     """Read ``params.yaml`` (or ``$QASTRESS_PARAMS``), apply the profile, validate.
 
     ``profile`` defaults to ``$QASTRESS_PROFILE``, then the file's ``profile`` key, then demo.
-    A missing file gives the built-in defaults (the demo profile).
+    A missing file is a :class:`ParamsError`: the profiles live in the file, so defaults
+    alone would run another study than the one asked for (e.g. ``smoke`` at demo size).
     """
-    path = Path(path or os.environ.get("QASTRESS_PARAMS", DEFAULT_PARAMS_FILE))
+    given = path or os.environ.get("QASTRESS_PARAMS")
+    path = Path(given or DEFAULT_PARAMS_FILE)
     profile = profile or os.environ.get("QASTRESS_PROFILE") or None
-    raw: dict[str, Any] = {}
-    if path.exists():
-        try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise ParamsError(f"{path}: not valid YAML ({exc})") from None
-        if not isinstance(raw, dict):
-            raise ParamsError(f"{path}: expected a mapping of sections at the top level")
+    if not path.is_file():
+        hint = ("" if given else f" in {Path.cwd()}: run from the project root (where "
+                "params.yaml is), or pass --params FILE (or set $QASTRESS_PARAMS)")
+        raise ParamsError(f"{path}: no such params file{hint}")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as exc:
+        raise ParamsError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except yaml.YAMLError as exc:
+        raise ParamsError(f"{path}: not valid YAML ({exc})") from None
+    if not isinstance(raw, dict):
+        raise ParamsError(f"{path}: expected a mapping of sections at the top level")
     return resolve_params(raw, profile=profile, overrides=overrides, source=str(path))

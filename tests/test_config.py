@@ -90,6 +90,16 @@ def test_invalid_yaml_names_file(tmp_path):
         load_params(bad)
 
 
+def test_params_file_missing_or_not_utf8_is_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("QASTRESS_PARAMS", str(tmp_path / "gone.yaml"))
+    with pytest.raises(ParamsError, match=r"gone\.yaml: no such params file$"):
+        load_params()
+    latin1 = tmp_path / "params.yaml"
+    latin1.write_bytes("retrieval: {bm25: {k1: 0.9}}  # Sch\u00e4tzung\n".encode("latin-1"))
+    with pytest.raises(ParamsError, match=r"params\.yaml: not UTF-8 text \(byte 35\)"):
+        load_params(latin1)
+
+
 def test_dotted_overrides_and_env_profile(monkeypatch):
     monkeypatch.setenv("QASTRESS_PROFILE", "smoke")
     params = load_params(PARAMS, overrides={"retrieval.bm25.k1": 1.2})

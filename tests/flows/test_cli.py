@@ -84,6 +84,23 @@ def test_parse_overrides():
     assert parse_overrides(["a.b=1", "c=x", "d=[1, 2]"]) == {"a.b": 1, "c": "x", "d": [1, 2]}
     with pytest.raises(typer.BadParameter):
         parse_overrides(["novalue"])
+    with pytest.raises(typer.BadParameter, match=r"retrieval\.bm25\.k1: value '\[1' is not "
+                       r"valid YAML \(expected ',' or '\]'"):
+        parse_overrides(["retrieval.bm25.k1=[1"])
+
+
+def test_a_missing_params_file_exits_2_instead_of_running_on_defaults(tmp_path, monkeypatch):
+    """Outside the project (no ./params.yaml), or with a mistyped --params, nothing runs: the
+    built-in defaults are not the profile asked for."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("QASTRESS_PARAMS", raising=False)
+    result = runner.invoke(app, ["params", "--profile", "smoke"])
+    assert result.exit_code == 2
+    assert f"params.yaml: no such params file in {tmp_path}: run from the project root" \
+        in " ".join(result.output.split())
+    result = runner.invoke(app, ["run", "--params", "nope.yaml"])
+    assert result.exit_code == 2 and "nope.yaml: no such params file" in result.output
+    assert not any(tmp_path.iterdir())  # nothing written
 
 
 def test_run_until_an_unknown_stage_exits_2_naming_the_stages():
