@@ -24,12 +24,10 @@ def how_to_get_raw(params: Params, source_key: str) -> str:
     if params.sources.world == "demo":
         return ("the demo world writes it: run `qastress stage demo-world` first (or the whole "
                 "study, `qastress run`)")
-    from tasks.fetch import list_sources
+    from tasks.fetch import fetch_command
 
-    top = Path(str(getattr(params.sources, source_key))).parts[0]
-    names = [source["name"] for source in list_sources() if source["dir"] == top]
-    fetch = f"`qastress data fetch {names[0]}`" if names else "`qastress data fetch` (see " \
-        "`qastress data list`)"
+    command = fetch_command(str(getattr(params.sources, source_key)))
+    fetch = f"`{command}`" if command else "`qastress data fetch` (see `qastress data list`)"
     return f"fetch it with {fetch}, or point sources.{source_key} in params.yaml at your copy"
 
 

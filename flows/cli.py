@@ -218,13 +218,34 @@ def data_fetch(
         help="Keep a downloaded archive after unpacking it, or delete it (e.g. the 56 GB "
         "tarball of pyserini-dpr-nq beside its 65 GB of files); a marker file remembers "
         "that it was unpacked either way.")] = True,
+    option: Annotated[list[str] | None, typer.Option(
+        "--option", "-o", metavar="KEY=VALUE",
+        help="A source option (repeat it), e.g. `-o size=xl` for ppdb (the real profile's "
+        "ppdb-2.0-xl-all); `qastress data list` names each source's options.")] = None,
 ) -> None:
     """Download a real dataset with resume, checksum (sha256, or the md5 a publisher gives)
-    and atomic rename; unpack archives."""
+    and atomic rename; unpack archives. An unknown source or option exits 2, a failed
+    download 1, each with one line."""
     from tasks.fetch import fetch_source
+    from tasks.fetch_download import FetchError
+    from tasks.fetch_sources import UnknownSource
 
-    for path in fetch_source(source, data_root, base_url=base_url, progress=True,
-                             keep_archives=keep_archives):
+    options = {}
+    for item in option or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--option")
+        options[key.strip()] = value.strip()
+    try:
+        paths = fetch_source(source, data_root, base_url=base_url, progress=True,
+                             options=options, keep_archives=keep_archives)
+    except (UnknownSource, ValueError) as exc:
+        typer.secho(f"error: {exc}", fg="red", err=True)
+        raise typer.Exit(2) from None
+    except (FetchError, OSError) as exc:
+        typer.secho(f"error: {exc}", fg="red", err=True)
+        raise typer.Exit(1) from None
+    for path in paths:
         typer.echo(path)
 
 

@@ -109,6 +109,20 @@ def rebase_url(url: str, base_url: str | None) -> str:
     return urllib.parse.urlunsplit((base.scheme, base.netloc, path, parts.query, ""))
 
 
+def fetch_command(raw_path: str | Path) -> str | None:
+    """The ``qastress data fetch`` command that writes ``raw_path`` (relative to ``data/raw``),
+    with the options its name asks for, e.g. ``ppdb/ppdb-2.0-xl-all`` -> ``qastress data fetch
+    ppdb --option size=xl``; None when no source fetches into that directory."""
+    parts = Path(raw_path).parts
+    for source in sorted(SOURCES.values(), key=lambda s: s.name):
+        if parts and source.dir == parts[0]:
+            options = (source.options_for(parts[-1]) if source.options_for else None) or {}
+            extra = "".join(f" --option {key}={value}" for key, value in options.items()
+                            if value != source.options.get(key))
+            return f"qastress data fetch {source.name}{extra}"
+    return None
+
+
 def list_sources() -> list[dict[str, Any]]:
     """One dict per registered source: name, description, dir, size, homepage, note, options,
     and its files (with their default options) as url / dest / sha256 / extract / size."""

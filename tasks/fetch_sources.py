@@ -32,6 +32,7 @@ Where each URL comes from (checked against the projects' own READMEs / download 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -76,6 +77,8 @@ class Source:
     homepage: str = ""
     options: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
+    options_for: Callable[[str], Mapping[str, str] | None] | None = None
+    """The options that fetch a given file of the source (its name, packed or unpacked)."""
 
     def resolve_files(self, options: Mapping[str, Any] | None = None) -> tuple[RemoteFile, ...]:
         """The files to fetch for these options (unknown options are an error)."""
@@ -119,6 +122,13 @@ def ppdb_files(size: str = "s", packs: str | tuple[str, ...] = ("all",)) -> tupl
                    size=_PPDB_SIZE_HINT[size] if pack == "all" else "?")
         for pack in chosen
     )
+
+
+def ppdb_options_for(name: str) -> dict[str, str] | None:
+    """The options that fetch the PPDB file ``name`` (``ppdb-2.0-xl-all``, ``.gz`` or not)."""
+    match = re.fullmatch(rf"ppdb-2\.0-({'|'.join(PPDB_SIZES)})-({'|'.join(PPDB_PACKS)})(?:\.gz)?",
+                         name)
+    return {"size": match[1], "packs": match[2]} if match else None
 
 
 # --- the registry ---------------------------------------------------------------------------
@@ -173,6 +183,7 @@ _BUILTIN: tuple[Source, ...] = (
         dir="ppdb",
         files=ppdb_files,
         options={"size": "s", "packs": "all"},
+        options_for=ppdb_options_for,
         size="~0.2 GB (s) to 20+ GB (xxxl)",
         homepage="http://paraphrase.org/",
         note="served over plain http only; pin sha256 values after the first download",

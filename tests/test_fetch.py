@@ -313,6 +313,46 @@ def test_the_cli_can_drop_an_archive_once_unpacked(server, tmp_path, monkeypatch
     assert again.exit_code == 0 and len(server.requests) == served  # the marker says unpacked
 
 
+def test_the_cli_passes_source_options_and_reports_errors_in_one_line(server, tmp_path):
+    """`-o size=xl` fetches the real profile's PPDB pack; an unknown source or option exits 2,
+    a failed download 1, each with one `error:` line and no traceback."""
+    import gzip
+
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    server.files["/PPDB/eng/ppdb-2.0-xl-all.gz"] = gzip.compress(b"[X] ||| a ||| b |||\n")
+    root = tmp_path / "data"
+    runner = CliRunner()
+    result = runner.invoke(app, ["data", "fetch", "ppdb", "-o", "size=xl", "--data-root",
+                                 str(root), "--base-url", server.base])
+    assert result.exit_code == 0, result.output
+    assert (root / "raw" / "ppdb" / "ppdb-2.0-xl-all").read_bytes() == b"[X] ||| a ||| b |||\n"
+    for args, code, message in [
+            (["nosuch"], 2, "error: unknown data source 'nosuch'; known sources: "),
+            (["ppdb", "-o", "size=huge"], 2, "error: PPDB size must be one of"),
+            (["ppdb", "--option", "colour=red"], 2, "error: source 'ppdb' takes no option(s) "
+             "['colour']"),
+            (["ppdb", "-o", "size=m", "--base-url", server.base], 1,
+             "error: download of " + server.url("/PPDB/eng/ppdb-2.0-m-all.gz") + " failed")]:
+        result = runner.invoke(app, ["data", "fetch", *args, "--data-root", str(root)])
+        assert result.exit_code == code, result.output
+        assert message in result.output and "Traceback" not in result.output, result.output
+
+
+def test_a_missing_raw_input_names_the_fetch_command_with_its_options():
+    from tasks.fetch import fetch_command
+
+    assert fetch_command("ppdb/ppdb-2.0-xl-all") == "qastress data fetch ppdb --option size=xl"
+    assert fetch_command("ppdb/ppdb-2.0-s-lexical.gz") == \
+        "qastress data fetch ppdb --option packs=lexical"
+    assert fetch_command("ppdb/ppdb-2.0-s-all") == fetch_command("ppdb/mine.txt") == \
+        "qastress data fetch ppdb"
+    assert fetch_command("squad/dev-v1.1.json") == "qastress data fetch squad"
+    assert fetch_command("elsewhere/x.json") is None
+
+
 def test_unknown_source_lists_known_ones(tmp_path):
     with pytest.raises(UnknownSource) as info:
         fetch_source("no-such-source", tmp_path)

@@ -34,6 +34,9 @@ def test_a_missing_raw_input_names_its_path_and_how_to_get_it(empty_project, tmp
     with pytest.raises(MissingInputError, match=r"fetch it with `qastress data fetch "
                        r"dpr-wikipedia`, or point sources\.passages in params\.yaml"):
         raw_input(real, "passages")
+    with pytest.raises(MissingInputError, match=r"ppdb-2\.0-xl-all: no such file .*fetch it "
+                       r"with `qastress data fetch ppdb --option size=xl`"):
+        raw_input(real, "ppdb")
     with pytest.raises(MissingInputError, match=r"no file matches sources\.trex; the demo "):
         raw_files(empty_project, "trex", [])
     present = tmp_path / "data" / "raw" / "squad" / "dev-v1.1.json"
