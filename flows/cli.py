@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from flows._cli_params import load_params_or_exit
 from flows.cli_checks import check_scores, dag_app
 from tasks.pipeline.stages import STAGES, flows_by_command
 
@@ -71,14 +72,9 @@ def run_flow(name: str, profile: str | None, params_file: Path | None,
              overrides: dict[str, Any] | None = None, **flow_args: Any) -> Any:
     """Load the params, then run one flow (with ``flow_args`` besides the params) with its
     results persisted under ``paths.state``."""
-    from tasks.config import ParamsError, load_params
     from tasks.orchestration import run_settings
 
-    try:
-        params = load_params(params_file, profile=profile, overrides=overrides)
-    except ParamsError as exc:
-        typer.secho(f"invalid parameters: {exc}", fg="red", err=True)
-        raise typer.Exit(2) from None
+    params = load_params_or_exit(params_file, profile, overrides)
     from flows._input_error_logs import input_errors_on_one_line
     from tasks.distribution import shared_api
     from tasks.io.errors import DataFormatError, MissingInputError
@@ -147,13 +143,7 @@ def show_params(profile: ProfileOpt = None, params: ParamsOpt = None,
     """Print the resolved, validated parameters of a profile as YAML."""
     import yaml
 
-    from tasks.config import ParamsError, load_params
-
-    try:
-        resolved = load_params(params, profile=profile, overrides=parse_overrides(set_))
-    except ParamsError as exc:
-        typer.secho(f"invalid parameters: {exc}", fg="red", err=True)
-        raise typer.Exit(2) from None
+    resolved = load_params_or_exit(params, profile, parse_overrides(set_))
     typer.echo(yaml.safe_dump(resolved.model_dump(mode="json"), sort_keys=False))
 
 
@@ -311,14 +301,9 @@ PortOpt = Annotated[int | None, typer.Option(
 
 def _server(profile: str | None, params_file: Path | None, host: str | None = None,
             port: int | None = None) -> Any:
-    from tasks.config import ParamsError, load_params
     from tasks.server import server_info
 
-    try:
-        params = load_params(params_file, profile=profile)
-    except ParamsError as exc:
-        typer.secho(f"invalid parameters: {exc}", fg="red", err=True)
-        raise typer.Exit(2) from None
+    params = load_params_or_exit(params_file, profile)
     return server_info(params, host=host, port=port)
 
 
@@ -381,10 +366,9 @@ def serve(profile: ProfileOpt = None, params: ParamsOpt = None) -> None:
 
     from prefect import serve as prefect_serve
 
-    from tasks.config import load_params
     from tasks.server import run_api_url
 
-    resolved = load_params(params, profile=profile)
+    resolved = load_params_or_exit(params, profile)
     api_url = run_api_url(resolved)
     if not api_url:
         typer.secho("no Prefect server answers: start one with `qastress server up` "

@@ -84,7 +84,7 @@ def check_scores(
     Trainings round differently on another CPU family: where a machine variant of the expected
     file matches this machine's CPU, its numbers replace the base file's, and `--update` rewrites
     the variant (the numbers this run gives differently from the base) and not the base."""
-    from tasks.config import ParamsError, load_params
+    from flows._cli_params import load_params_or_exit
     from tasks.pipeline.machine_speed import cpu_model
     from tasks.scores.compare import compare, passed, render_findings
     from tasks.scores.expected import (
@@ -102,11 +102,7 @@ def check_scores(
     )
     from tasks.scores.metrics import MetricsError, read_metrics
 
-    try:
-        resolved = load_params(params, profile=profile)
-    except ParamsError as exc:
-        typer.secho(f"invalid parameters: {exc}", fg="red", err=True)
-        raise typer.Exit(2) from None
+    resolved = load_params_or_exit(params, profile)
     path = expected or expected_path(resolved.profile)
     metrics_dir = metrics or resolved.paths.metrics
     cpu = cpu_model() if machine is None else machine

@@ -80,6 +80,16 @@ def test_bad_params_exit_2_with_key():
     assert "retrieval.bm25.threads" in result.output
 
 
+@pytest.mark.parametrize("command", [["serve"], ["server", "status"], ["params"],
+                                     ["check-scores"], ["run"], ["stage", "retrieval"]])
+def test_every_command_that_reads_params_refuses_a_bad_profile_in_one_line(command):
+    result = runner.invoke(app, [*command, "--params", str(PROJECT_ROOT / "params.yaml"),
+                                 "--profile", "nope"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("invalid parameters: ") and "not 'nope'" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
 def test_parse_overrides():
     assert parse_overrides(["a.b=1", "c=x", "d=[1, 2]"]) == {"a.b": 1, "c": "x", "d": [1, 2]}
     with pytest.raises(typer.BadParameter):
