@@ -270,7 +270,8 @@ def eval_retrieval(
         help="Retrieval-result files (DPR / EntityQuestions JSON: question, answers, ctxs in "
         "rank order), or directories of them (their `*.json`). Each file is one relation.")],
     k: Annotated[list[int] | None, typer.Option(
-        "--k", "-k", help="Cut-offs (repeatable; default 1, 5, 20, 100).")] = None,
+        "--top", "-k", min=1, metavar="K",
+        help="Cut-offs (repeatable; default 1, 5, 20, 100).")] = None,
     mode: Annotated[str, typer.Option(
         help="`stored`: the files' own has_answer flags (as EntityQuestions' accuracy.py); "
         "or judge the passages again: eq-string (the EntityQuestions tables), eq-string-title, "

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from tasks.answer_modes import MODES, check_mode
+from tasks.evaluation.has_answer import prepare_answers
 from tasks.evaluation.judge import first_hits, judge_rows
 from tasks.evaluation.topk import first_hit_ranks, macro_average, topk_accuracy
 from tasks.io.dpr_results import RetrievalResult, read_retrieval_results
@@ -60,7 +61,14 @@ def _stored_first_hits(path: Path, results: Sequence[RetrievalResult]) -> list[i
     return first_hit_ranks(rows)
 
 
-def _judged_first_hits(results: Sequence[RetrievalResult], mode: str) -> list[int | None]:
+def _judged_first_hits(path: Path, results: Sequence[RetrievalResult],
+                       mode: str) -> list[int | None]:
+    for index, result in enumerate(results):
+        try:
+            prepare_answers(result.answers, mode, on_invalid_regex="raise")
+        except ValueError as err:  # regex mode: an answer that does not compile
+            raise DataFormatError(path, f"record {index}, answers", "answers that compile as "
+                                  f"regular expressions (--mode {mode})", str(err)) from None
     passages = {(q, rank): (ctx.title, ctx.text)
                 for q, result in enumerate(results) for rank, ctx in enumerate(result.ctxs)}
     rows = [[(q, rank) for rank in range(len(result.ctxs))] for q, result in enumerate(results)]
@@ -77,7 +85,7 @@ def result_file_accuracy(path: Path, ks: Sequence[int], mode: str = STORED) -> d
     if not results:
         raise DataFormatError(path, "top level", "at least one retrieval result", "[]")
     hits = (_stored_first_hits(path, results) if mode == STORED
-            else _judged_first_hits(results, mode))
+            else _judged_first_hits(path, results, mode))
     return {"questions": len(results), **topk_accuracy(hits, ks)}
 
 

@@ -87,6 +87,12 @@ def test_stored_mode_needs_every_flag_and_bad_input_is_named(tmp_path):
     _results(tmp_path / "other" / "P19.json", P36)
     with pytest.raises(ValueError, match="two result files named 'P19.json'"):
         score_result_files([path, tmp_path / "other"], [1])
+    regexes = _results(tmp_path / "P20.json", [("q", [r"a\w+"], [_ctx("1", "ab")]),
+                                               ("r", ["b", "a["], [_ctx("2", "b")])])
+    with pytest.raises(DataFormatError, match=r"P20\.json, record 1, answers: expected answers "
+                       r"that compile as regular expressions \(--mode regex\); got invalid "
+                       r"answer regex 'a\[': "):
+        score_result_files([regexes], [1], "regex")
 
 
 def test_the_cli_prints_the_table_and_one_json_object(tmp_path):
@@ -101,3 +107,5 @@ def test_the_cli_prints_the_table_and_one_json_object(tmp_path):
     broken.write_text('[{"question": "q", "answers": ["a"], "ctxs": [}]')
     result = CliRunner().invoke(app, ["eval", "retrieval", str(broken)])
     assert result.exit_code == 2 and "P1.json, record 0, line 1, column" in result.stderr
+    result = CliRunner().invoke(app, ["eval", "retrieval", str(tmp_path), "-k", "0"])
+    assert result.exit_code == 2 and "'--top' / '-k'" in result.output  # top-0 means nothing
