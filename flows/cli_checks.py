@@ -31,13 +31,24 @@ RootOpt = Annotated[Path | None, typer.Option(
          "checkout; for an installed copy, the working directory).")]
 
 
+def _dag_root(root: Path | None) -> Path:
+    """``root`` (or :func:`default_root`) when it holds the project's sources; else one line
+    and exit 2 (the DAG files are generated from what ``flows/`` imports)."""
+    chosen = root or default_root()
+    if not (chosen / "flows" / "study.py").is_file():
+        typer.secho(f"error: {chosen}: not a qastress checkout (no flows/study.py); run in the "
+                    "repository or pass --root REPO", fg="red", err=True)
+        raise typer.Exit(2)
+    return chosen
+
+
 @dag_app.command("write")
 def dag_write(root: RootOpt = None) -> None:
     """Regenerate dvc.yaml and prefect.yaml from the registry (after adding a stage, or
     changing what a flow imports)."""
     from tasks.pipeline.dag_files import DAG_FILES, write_dag_files
 
-    changed = write_dag_files(root or default_root())
+    changed = write_dag_files(_dag_root(root))
     for name in DAG_FILES:
         typer.echo(f"{name}: {'written' if name in changed else 'unchanged'}")
 
@@ -47,7 +58,7 @@ def dag_check(root: RootOpt = None) -> None:
     """Exit 1 (and print the difference) when dvc.yaml or prefect.yaml differ from the registry."""
     from tasks.pipeline.dag_files import DAG_FILES, stale_dag_files
 
-    stale = stale_dag_files(root or default_root())
+    stale = stale_dag_files(_dag_root(root))
     for name in DAG_FILES:
         typer.echo(f"{name}: {'STALE' if name in stale else 'current'}")
     if stale:

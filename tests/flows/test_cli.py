@@ -146,3 +146,8 @@ def test_dag_root_is_the_checkout_or_for_an_installed_copy_the_working_directory
     monkeypatch.setattr(checks, "PROJECT_ROOT", tmp_path / "site-packages")  # no pyproject.toml
     monkeypatch.chdir(tmp_path)
     assert checks.default_root() == tmp_path
+    for command in ("check", "write"):  # not a checkout: one line, nothing written
+        result = runner.invoke(app, ["dag", command])
+        assert result.exit_code == 2 and f"{tmp_path}: not a qastress checkout" in \
+            " ".join(result.output.split())
+    assert not any(tmp_path.iterdir())
