@@ -246,21 +246,38 @@ def eval_squad(
 ) -> None:
     """EM/F1 of the official SQuAD v1.1 script; missing ids are listed (they score 0)."""
     import json
+    import logging
 
     from tasks.io.errors import DataFormatError
     from tasks.reading.scoring import score_prediction_file
 
+    # The official script's line per unanswered id is summed up below (all ids in the JSON).
+    per_id_log = logging.getLogger("tasks.evaluation.squad_metrics")
+    level = per_id_log.level
+    per_id_log.setLevel(logging.ERROR)
     try:
         report = score_prediction_file(data, predictions)
     except (DataFormatError, OSError) as exc:
         typer.secho(f"error: {exc}", fg="red", err=True)
         raise typer.Exit(2) from None
-    if report.missing_ids:
-        typer.echo(f"{len(report.missing_ids)} of {report.n_questions} questions have no "
-                   f"prediction (scored 0): {', '.join(report.missing_ids)}", err=True)
-    if report.extra_ids:
-        typer.echo(f"{len(report.extra_ids)} predictions for ids not in {data} (ignored)",
-                   err=True)
+    finally:
+        per_id_log.setLevel(level)
+    missing, extra = report.missing_ids, report.extra_ids
+
+    def first_ids(ids: list[str], key: str) -> str:
+        more = f", ... ({len(ids) - 20} more; all in the JSON's {key})" if len(ids) > 20 else ""
+        return ", ".join(ids[:20]) + more
+
+    if missing:
+        typer.echo(f"{len(missing)} of {report.n_questions} questions have no prediction "
+                   f"(scored 0): {first_ids(missing, 'missing_ids')}", err=True)
+    if extra:
+        has = "predictions have ids" if len(extra) > 1 else "prediction has an id"
+        typer.echo(f"{len(extra)} {has} not in {data} (ignored): "
+                   f"{first_ids(extra, 'extra_ids')}", err=True)
+    if len(missing) == report.n_questions:
+        typer.secho(f"warning: no prediction of {predictions} answers a question of {data}: "
+                    "predictions of another dataset?", fg="yellow", err=True)
     typer.echo(json.dumps(report.as_dict()))
 
 

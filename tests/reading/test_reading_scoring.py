@@ -54,6 +54,24 @@ def test_cli_prints_official_json_and_missing_ids(tmp_path):
     assert out["exact_match"] == pytest.approx(100 / 3) and out["missing_ids"] == ["2", "3"]
 
 
+def test_cli_sums_up_many_missing_ids_and_warns_when_no_prediction_matches(tmp_path, caplog):
+    many = [(f"q{i:02d}", "Where was Ada born?", "London") for i in range(25)]
+    data = _squad(tmp_path / "d.json", many)
+    preds = write_predictions(tmp_path / "p.json", {"q00": "London", "x1": "a", "x2": "b"})
+    result = CliRunner().invoke(app, ["eval", "squad", str(data), str(preds)])
+    assert result.exit_code == 0, result.output
+    assert ("24 of 25 questions have no prediction (scored 0): q01, q02, " in result.stderr
+            and "q20, ... (4 more; all in the JSON's missing_ids)" in result.stderr)
+    assert "2 predictions have ids not in" in result.stderr and ": x1, x2" in result.stderr
+    assert not [r for r in caplog.records if "Unanswered" in r.getMessage()]  # not per id
+    assert "warning" not in result.stderr
+    assert len(json.loads(result.stdout)["missing_ids"]) == 24
+    other = write_predictions(tmp_path / "other.json", {"x1": "London"})
+    result = CliRunner().invoke(app, ["eval", "squad", str(data), str(other)])
+    assert result.exit_code == 0 and "warning: no prediction of " in result.stderr
+    assert "1 prediction has an id not in" in result.stderr
+
+
 @pytest.mark.parametrize("content, message", [
     (["London"], "p.json, top level: expected a JSON object {question_id: answer_text}"),
     ({"1": ["London"]}, "p.json, question id '1': expected a string answer text"),
