@@ -115,6 +115,8 @@ def check_scores(
 
     resolved = load_params_or_exit(params, profile)
     path = expected or expected_path(resolved.profile)
+    update_command = (f"qastress check-scores --profile {resolved.profile}"
+                      + (f" --expected {expected}" if expected else "") + " --update")
     metrics_dir = metrics or resolved.paths.metrics
     cpu = cpu_model() if machine is None else machine
     try:
@@ -142,8 +144,8 @@ def check_scores(
         return
     if previous is None:
         typer.secho(f"{path}: no expected scores for profile {resolved.profile!r}; after a "
-                    f"{resolved.profile} run, create them with `qastress check-scores --profile "
-                    f"{resolved.profile} --update`", fg="red", err=True)
+                    f"{resolved.profile} run, create them with `{update_command}`", fg="red",
+                    err=True)
         raise typer.Exit(2)
     if variant is not None:
         try:
@@ -158,6 +160,5 @@ def check_scores(
     typer.echo(render_findings(findings, show_all=show_all))
     if not passed(findings):
         typer.secho("scores differ from the expected ones: fix the regression, or update the "
-                    f"file deliberately with `qastress check-scores --profile {resolved.profile} "
-                    "--update`", fg="red", err=True)
+                    f"file deliberately with `{update_command}`", fg="red", err=True)
         raise typer.Exit(1)

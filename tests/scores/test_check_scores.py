@@ -180,7 +180,8 @@ def test_command_passes_fails_and_updates(tmp_path):
     args = ["check-scores", "--profile", "smoke", "--metrics", str(metrics),
             "--expected", str(expected)]
     missing = runner.invoke(app, args)
-    assert missing.exit_code == 2 and "--update" in missing.output
+    update = f"`qastress check-scores --profile smoke --expected {expected} --update`"
+    assert missing.exit_code == 2 and update in missing.output  # names the file it would write
     assert runner.invoke(app, [*args, "--update"]).exit_code == 0
     ok = runner.invoke(app, args)
     assert ok.exit_code == 0 and "PASS: 6 equal" in ok.output
@@ -191,6 +192,7 @@ def test_command_passes_fails_and_updates(tmp_path):
     failed = runner.invoke(app, args)
     assert failed.exit_code == 1
     assert "regressed  retrieval_bm25.json#/macro/top20: expected 80.0, got 79.0" in failed.output
+    assert update in failed.output
     assert runner.invoke(app, [*args, "--update"]).exit_code == 0  # the deliberate update
     assert runner.invoke(app, args).exit_code == 0
     assert load_expected(expected).scores["retrieval_bm25.json#/macro/top20"] == 79.0
