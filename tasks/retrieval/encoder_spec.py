@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -91,14 +92,21 @@ def resolve_model_path(model: str) -> Path:
         if not (path / "config.json").is_file():
             raise FileNotFoundError(f"{path}: not a Hugging Face model directory (no config.json)")
         return path.resolve()
+    if model.startswith((".", "/", "~")) or model.count("/") > 1 or "\\" in model:
+        raise FileNotFoundError(f"{model}: no such model directory")
     from huggingface_hub import snapshot_download
 
     try:
         return Path(snapshot_download(model)).resolve()
     except Exception as exc:  # offline and not cached, or no such repository
+        hint = ""
+        if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+            hint = ("; the hub is off (HF_HUB_OFFLINE=1, which qastress sets unless it is set, so "
+                    "that nothing reaches the network unasked): run with `HF_HUB_OFFLINE=0` to "
+                    "download it once into the cache")
         raise FileNotFoundError(
             f"{model!r} is neither a local model directory nor a Hugging Face model in the "
-            f"local cache ({type(exc).__name__}: {exc})") from None
+            f"local cache{hint} ({type(exc).__name__}: {exc})") from None
 
 
 def _model_type(path: Path) -> tuple[str, list[str]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from dense_testkit import minilm_path, tiny_bert, tiny_dpr
@@ -155,6 +157,28 @@ def test_fingerprint_follows_weights_and_settings(tmp_path):
         assert changed.fingerprint != base.fingerprint
     with pytest.raises(FileNotFoundError, match="neither a local model directory"):
         resolve_encoder_spec("no-such-org/no-such-model")
+
+
+def test_a_model_not_found_says_why(tmp_path, monkeypatch):
+    """A mistyped path is named as a path; a hub name not in the cache says that the hub is
+    off and how to allow it (when it is off)."""
+    for path in (str(tmp_path / "gone"), "./models/gone", "data/models/retriever/gone"):
+        with pytest.raises(FileNotFoundError, match=f"^{re.escape(path)}: no such model "
+                                                    "directory$"):
+            resolve_encoder_spec(path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(FileNotFoundError, match=r"the hub is off \(HF_HUB_OFFLINE=1.*run with "
+                                                r"`HF_HUB_OFFLINE=0`"):
+        resolve_encoder_spec("no-such-org/no-such-model")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr("huggingface_hub.snapshot_download", _no_such_repository)
+    with pytest.raises(FileNotFoundError, match="neither a local") as info:
+        resolve_encoder_spec("no-such-org/no-such-model")
+    assert "HF_HUB_OFFLINE" not in str(info.value)
+
+
+def _no_such_repository(name: str) -> str:
+    raise OSError(f"{name}: 404")  # what the hub answers, without touching the network
     with pytest.raises(ValueError, match="unknown packaged model"):
         resolve_encoder_spec("packaged:nope")
 
