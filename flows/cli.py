@@ -131,7 +131,9 @@ def stage(
     name: Annotated[str, typer.Argument(help=f"One of: {', '.join(n for n in FLOWS)}.")],
     profile: ProfileOpt = None, params: ParamsOpt = None, set_: SetOpt = None,
 ) -> None:
-    """Run one flow of the DAG (what each `dvc.yaml` stage calls)."""
+    """Run one flow of the DAG (what each `dvc.yaml` stage calls; `demo_world`, its dvc.yaml
+    name, works too)."""
+    name = name.replace("_", "-")
     if name not in FLOWS:
         raise typer.BadParameter(f"unknown flow {name!r}; expected one of {list(FLOWS)}")
     run_flow(name, profile, params, parse_overrides(set_))

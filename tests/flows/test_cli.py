@@ -131,6 +131,18 @@ def test_run_until_takes_a_stage_as_dvc_or_qastress_stage_names_it(monkeypatch):
     assert seen == {"flow": "study", "until": ["train_retriever", "retrieval"]}
 
 
+def test_stage_takes_the_dvc_name_too(monkeypatch):
+    """`qastress stage train_retriever` (dvc.yaml's name) runs train-retriever."""
+    import flows.cli as cli
+
+    seen = []
+    monkeypatch.setattr(cli, "run_flow", lambda name, *args: seen.append(name))
+    for given in ("train_retriever", "train-retriever"):
+        assert runner.invoke(app, ["stage", given]).exit_code == 0
+    assert seen == ["train-retriever", "train-retriever"]
+    assert runner.invoke(app, ["stage", "train_retreiver"]).exit_code == 2
+
+
 def test_data_list_says_where_each_source_is_fetched_into():
     result = runner.invoke(app, ["data", "list"], env={"COLUMNS": "250"})
     assert result.exit_code == 0, result.output
