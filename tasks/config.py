@@ -357,9 +357,13 @@ def resolve_params(raw: dict[str, Any], profile: str | None = None,
     try:
         return Params.model_validate(merged)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+        def where(loc: tuple) -> str:
+            dotted = ".".join(str(p) for p in loc)
+            given = [key for key in overrides or {} if dotted == key
+                     or dotted.startswith(key + ".") or key.startswith(dotted + ".")]
+            return f"{dotted} (set to {overrides[given[0]]!r} by an override)" if given else dotted
+
+        problems = "; ".join(f"{where(err['loc'])}: {err['msg']}" for err in exc.errors())
         raise ParamsError(f"{source} (profile {chosen!r}): {problems}") from None
 
 

@@ -69,8 +69,13 @@ def test_unknown_key_is_named():
 
 
 def test_wrong_type_is_named():
-    with pytest.raises(ParamsError, match=r"entity_questions\.facts_per_relation"):
+    with pytest.raises(ParamsError, match=r"entity_questions\.facts_per_relation \(set to "
+                       r"'many' by an override\): Input should be a valid integer"):
         resolve_params({}, overrides={"entity_questions.facts_per_relation": "many"})
+    raw = yaml.safe_load(PARAMS.read_text())
+    raw["retrieval"]["bm25"]["k1"] = "high"  # from the file, not an override: no such note
+    with pytest.raises(ParamsError, match=r"retrieval\.bm25\.k1: Input should be a valid"):
+        resolve_params(raw, profile="demo", overrides={"retrieval.bm25.b": 0.5})
 
 
 def test_unknown_relation_is_named():
