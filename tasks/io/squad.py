@@ -130,8 +130,9 @@ def _load_json(path: str | Path, top_level_keys: str | None = None) -> Any:
     try:
         value = json.loads(text, object_pairs_hook=object_pairs)
     except json.JSONDecodeError as exc:
+        got = "an empty file" if not text.strip() else exc.msg
         raise DataFormatError(path, f"line {exc.lineno}, column {exc.colno}", "valid JSON",
-                              exc.msg) from None
+                              got) from None
     found = _find_repeated(value) if repeated else None
     if found is not None:
         where, obj = found

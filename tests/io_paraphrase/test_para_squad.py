@@ -167,6 +167,10 @@ def test_not_json_and_not_object(tmp_path):
     with pytest.raises(DataFormatError, match=r"broken\.json, line 2, column \d+: expected "
                                               r"valid JSON"):
         read_squad(path)
+    (tmp_path / "empty.json").write_text(" \n", encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"empty\.json, line 2, column 1: expected valid "
+                                              r"JSON; got an empty file$"):
+        read_squad(tmp_path / "empty.json")
     with pytest.raises(DataFormatError, match=r"top level: expected an object with keys"):
         read_squad(write(tmp_path, [1, 2]))
 
