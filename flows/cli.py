@@ -314,9 +314,10 @@ def eval_retrieval(
 
 
 HostOpt = Annotated[str | None, typer.Option(
-    help="Bind address (default orchestration.server.host, 127.0.0.1).")]
+    help="The server's address: where `server up` binds it and the others look for it "
+    "(default orchestration.server.host, 127.0.0.1).")]
 PortOpt = Annotated[int | None, typer.Option(
-    help="Port (default orchestration.server.port, 4200).")]
+    min=1, max=65535, help="The server's port (default orchestration.server.port, 4200).")]
 
 
 def _server(profile: str | None, params_file: Path | None, host: str | None = None,
