@@ -19,10 +19,14 @@ from tasks.evaluation.has_answer import TITLE_TEXT_SEPARATORS, joined_tokens, nf
 #: Passages holding one of these are tokenised without the screen (key: DPR mode, with NFD).
 #: The only code points whose lower case holds ASCII (dotted capital I, Kelvin sign), the one
 #: ``str.lower`` maps depending on context (capital sigma) and, under NFD, the only ones that
-#: decompose to an ASCII character not followed by a combining mark (Greek question mark,
-#: Greek varia, Kelvin sign). ``tests/evaluation`` checks these lists over all of Unicode.
+#: decompose into a token that ends in an ASCII character, which the raw bytes do not hold:
+#: Greek question mark, Greek varia, Kelvin sign, and the negated relations (not equal, not
+#: less-than, not greater-than: a symbol and U+0338, which the tokeniser splits into two
+#: tokens, unlike a letter and its accent). ``tests/evaluation`` checks these lists over all
+#: of Unicode.
 SCREEN_BREAKERS = {False: ("\u0130", "\u212a", "\u03a3"),
-                   True: ("\u0130", "\u212a", "\u03a3", "\u037e", "\u1fef")}
+                   True: ("\u0130", "\u212a", "\u03a3", "\u037e", "\u1fef",
+                          "\u2260", "\u226e", "\u226f")}
 
 
 def lookup(passages: Mapping, pid: Hashable) -> tuple[str | None, str | None]:
