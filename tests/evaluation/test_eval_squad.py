@@ -54,6 +54,9 @@ def test_f1_hand_computed():
     assert f1_score("the cat sat", "cat sat on mat") == pytest.approx(2 * 1 * 0.5 / 1.5)
     # Counter overlap: x:1 and y:1 in common -> P = R = 2/3.
     assert f1_score("x x y", "x y y") == pytest.approx(2 / 3)
+    # Repeated tokens count as often as they occur on both sides (a multiset, not a set):
+    assert f1_score("x x", "x x") == 1.0
+    assert f1_score("x x x y", "x y") == pytest.approx(2 * 0.5 * 1.0 / 1.5)
     assert f1_score("dog", "cat") == 0
     assert f1_score("the", "a") == 0  # EM 1 but F1 0, as in the official script
     assert f1_score("Paris", "paris!") == 1.0

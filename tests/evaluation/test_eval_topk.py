@@ -34,6 +34,7 @@ def test_k_beyond_list_length_counts_all_retrieved():
 def test_empty_passage_lists_and_k_zero():
     acc = topk_accuracy(first_hit_ranks([[], []]), [0, 1, 20])
     assert acc == {0: 0.0, 1: 0.0, 20: 0.0}
+    assert topk_accuracy([0, 0, 1], [0, 1, 2]) == {0: 0.0, 1: 2 / 3, 2: 1.0}  # rank < k
 
 
 def test_no_hit_gives_zero_not_missing_key():
