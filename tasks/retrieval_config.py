@@ -16,8 +16,8 @@ from tasks.model_names import model_slug
 class BM25Config(Section):
     """Pyserini BM25 (Lucene) retrieval."""
 
-    k1: float = 0.9
-    b: float = 0.4
+    k1: float = Field(0.9, ge=0, allow_inf_nan=False, description="term-frequency saturation")
+    b: float = Field(0.4, ge=0, le=1, description="document-length normalisation")
     threads: int = Field(2, ge=1)
     top_k: int = Field(100, ge=1)
     java_heap: str = "2g"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,16 @@ def test_wrong_type_is_named():
     raw["retrieval"]["bm25"]["k1"] = "high"  # from the file, not an override: no such note
     with pytest.raises(ParamsError, match=r"retrieval\.bm25\.k1: Input should be a valid"):
         resolve_params(raw, profile="demo", overrides={"retrieval.bm25.b": 0.5})
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("retrieval.bm25.k1", -1, "greater than or equal to 0"),
+    ("retrieval.bm25.k1", float("inf"), "finite number"),
+    ("retrieval.bm25.b", 1.5, "less than or equal to 1"),
+])
+def test_bm25_parameters_out_of_range_are_refused(key, value, message):
+    with pytest.raises(ParamsError, match=rf"{re.escape(key)} .*: Input should be .*{message}"):
+        resolve_params({}, overrides={key: value})
 
 
 def test_unknown_relation_is_named():
