@@ -125,6 +125,23 @@ class RetrievalConfig(Section):
         True, description="also retrieve the orig and para questions of the paraphrased SQuAD "
         "test sets (when present) over their contexts and compare top-k accuracy")
 
+    @field_validator("retrievers", "bucket_relations", mode="before")
+    @classmethod
+    def _a_list_not_a_name(cls, value: object) -> object:
+        if isinstance(value, str):
+            raise ValueError(f"expected a list of names, e.g. [{value}]; got the single name "
+                             f"{value!r}")
+        return value
+
+    @field_validator("hybrids", mode="before")
+    @classmethod
+    def _two_retrievers_per_hybrid(cls, value: object) -> object:
+        for name, runs in (value.items() if isinstance(value, dict) else ()):
+            if isinstance(runs, str) or not hasattr(runs, "__len__") or len(runs) != 2:
+                raise ValueError(f"hybrid {name!r} fuses two retrievers, e.g. [bm25, dense]; "
+                                 f"got {runs!r}")
+        return value
+
     @model_validator(mode="after")
     def _check_retriever_names(self) -> RetrievalConfig:
         known = ["bm25", "dense", *self.dense_retrievers, *self.hybrids]

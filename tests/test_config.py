@@ -89,6 +89,16 @@ def test_bm25_parameters_out_of_range_are_refused(key, value, message):
         resolve_params({}, overrides={key: value})
 
 
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("retrieval.retrievers", "bm25", "expected a list of names, e.g. [bm25]"),
+    ("retrieval.hybrids.h", ["bm25"], "hybrid 'h' fuses two retrievers, e.g. [bm25, dense]"),
+    ("retrieval.hybrids.h", "bm25", "hybrid 'h' fuses two retrievers"),
+])
+def test_a_name_where_a_list_is_expected_says_so(key, value, message):
+    with pytest.raises(ParamsError, match=re.escape(message)):
+        resolve_params({}, overrides={key: value})
+
+
 def test_unknown_relation_is_named():
     with pytest.raises(ParamsError, match=r"unknown relation\(s\) \['P9999'\]"):
         resolve_params({}, overrides={"entity_questions.relations": ["P19", "P9999"]})
