@@ -59,8 +59,8 @@ class ParaphraserConfig(BaseModel):
     seed: int = 13
     num_workers: int = Field(0, ge=0)
     cpu_threads: int | None = Field(None, ge=1, description=(
-        "torch intra-op threads while training (None: leave torch's setting); 1 is fastest "
-        "for small models on a busy CPU"))
+        "torch intra-op threads while training (None: the machine's count, never the "
+        "caller's setting); 1 is fastest for small models on a busy CPU"))
     log_every_n_steps: int = Field(50, ge=1)
     # hardware (configuration, never code changes)
     accelerator: Literal["auto", "cpu", "gpu", "cuda", "mps"] = "auto"

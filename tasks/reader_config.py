@@ -77,8 +77,8 @@ class ReaderConfig(WindowConfig):
     seed: int = 42
     num_workers: int = Field(0, ge=0)
     cpu_threads: int | None = Field(None, ge=1, description="torch intra-op threads while "
-                                    "training (None: leave torch's setting) and predicting "
-                                    "(None: the machine's count, never the caller's)")
+                                    "training and predicting (None: the machine's count, "
+                                    "never the caller's setting)")
     log_every_n_steps: int = Field(10, ge=1)
     # inference
     predict_batch_size: int = Field(64, ge=1, description="windows per inference batch")

@@ -33,7 +33,7 @@ from models.paraphraser.data import (
 from models.paraphraser.generation import Batch, beam_search, greedy_search
 from models.paraphraser.network import PointerGeneratorTransformer
 from models.paraphraser.tokenizer import EncodedSource, ParaphraseTokenizer
-from models.threads import torch_threads
+from models.threads import pinned_torch_threads
 from tasks.io.atomic import atomic_dir, write_json
 
 Input = tuple[str | None, str]
@@ -284,7 +284,7 @@ def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
     data = ParaphraseDataModule(train, val, tokenizer, config.batch_size, config.copy_oov_rate,
                                 config.seed, config.num_workers)
     try:
-        with torch_threads(config.cpu_threads), \
+        with pinned_torch_threads(config.cpu_threads), \
                 tempfile.TemporaryDirectory(prefix="qastress-paraphraser-") as scratch:
             trainer = pl.Trainer(
                 **hardware,

@@ -32,7 +32,7 @@ from models.reader.config import READER_CONFIG_FILE, ReaderConfig, WindowConfig
 from models.reader.data import WindowCollator
 from models.reader.decoding import Prediction, SpanCollector, context_mask, window_top_spans
 from models.reader.features import Example, Featurized, featurize
-from models.threads import pinned_torch_threads, torch_threads
+from models.threads import pinned_torch_threads
 from tasks.io.atomic import atomic_dir, write_json
 
 TRAINING_ARGS_FILE = "training_args.json"
@@ -183,7 +183,7 @@ def train_reader(examples: Sequence[Example], config: ReaderConfig | Mapping[str
                             tokenizer.pad_token_id, config.batch_size, config.seed,
                             config.num_workers)
     try:
-        with torch_threads(config.cpu_threads), \
+        with pinned_torch_threads(config.cpu_threads), \
                 tempfile.TemporaryDirectory(prefix="qastress-reader-") as scratch:
             trainer = pl.Trainer(
                 **hardware, max_steps=config.max_steps or -1,

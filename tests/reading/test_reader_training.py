@@ -89,6 +89,35 @@ def test_checkpoint_loads_in_the_transformers_pipeline(trained):
         assert e.context[p.start:p.end] == p.text
 
 
+def test_training_threads_are_the_machines_not_the_callers(tiny_bert, tmp_path, monkeypatch):
+    """With ``cpu_threads: None`` the reader trains on the machine's thread count whatever the
+    caller set (the weights round differently with another count), and the caller's count is
+    restored afterwards."""
+    from models.reader.module import ReaderModule
+    from models.threads import machine_cpu_threads
+
+    if machine_cpu_threads() == 1:
+        pytest.skip("one CPU: the caller's count and the machine's are the same")
+    seen = []
+    step = ReaderModule.training_step
+
+    def counting_step(self, batch, batch_idx):
+        seen.append(torch.get_num_threads())
+        return step(self, batch, batch_idx)
+
+    monkeypatch.setattr(ReaderModule, "training_step", counting_step)
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        train_reader(synthetic_examples(8, 4), CONFIG.model_copy(
+            update={"cpu_threads": None, "max_steps": 2, "batch_size": 4}), tmp_path / "r",
+            tiny_bert)
+        assert seen and set(seen) == {machine_cpu_threads()}
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_training_refuses_unanswered_questions(tiny_bert, tmp_path):
     from models.reader.features import QAExample
 
