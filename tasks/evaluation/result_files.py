@@ -63,10 +63,10 @@ def _stored_first_hits(path: Path, results: Sequence[RetrievalResult]) -> list[i
 
 def _judged_first_hits(path: Path, results: Sequence[RetrievalResult],
                        mode: str) -> list[int | None]:
-    for index, result in enumerate(results):
+    for index, result in enumerate(results if mode == "regex" else ()):
         try:
             prepare_answers(result.answers, mode, on_invalid_regex="raise")
-        except ValueError as err:  # regex mode: an answer that does not compile
+        except ValueError as err:  # an answer that does not compile
             raise DataFormatError(path, f"record {index}, answers", "answers that compile as "
                                   f"regular expressions (--mode {mode})", str(err)) from None
     passages = {(q, rank): (ctx.title, ctx.text)
