@@ -90,6 +90,11 @@ def test_every_command_that_reads_params_refuses_a_bad_profile_in_one_line(comma
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+def test_a_server_port_out_of_range_is_refused():
+    result = runner.invoke(app, ["server", "status", "--port", "99999"])
+    assert result.exit_code == 2 and "less than or equal to 65535" in result.output
+
+
 def test_parse_overrides():
     assert parse_overrides(["a.b=1", "c=x", "d=[1, 2]"]) == {"a.b": 1, "c": "x", "d": [1, 2]}
     with pytest.raises(typer.BadParameter):
