@@ -55,16 +55,23 @@ def parse_overrides(items: list[str] | None) -> dict[str, Any]:
 
     overrides: dict[str, Any] = {}
     for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise typer.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--set")
+        key, value = split_key_value(item, "--set")
         try:
-            overrides[key.strip()] = yaml.safe_load(value)
+            overrides[key] = yaml.safe_load(value)
         except yaml.YAMLError as exc:
             problem = getattr(exc, "problem", None) or str(exc).replace("\n", " ")
-            raise typer.BadParameter(f"{key.strip()}: value {value!r} is not valid YAML "
-                                     f"({problem})", param_hint="--set") from None
+            raise typer.BadParameter(f"{key}: value {value!r} is not valid YAML ({problem})",
+                                     param_hint="--set") from None
     return overrides
+
+
+def split_key_value(item: str, option: str) -> tuple[str, str]:
+    """``"a.b=1"`` -> ``("a.b", "1")`` (the key stripped); no ``=`` or no key is a usage
+    error of ``option``."""
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise typer.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint=option)
+    return key.strip(), value
 
 
 def run_flow(name: str, profile: str | None, params_file: Path | None,
@@ -221,12 +228,8 @@ def data_fetch(
     from tasks.fetch_download import FetchError
     from tasks.fetch_sources import UnknownSource
 
-    options = {}
-    for item in option or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise typer.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--option")
-        options[key.strip()] = value.strip()
+    options = {key: value.strip() for key, value in
+               (split_key_value(item, "--option") for item in option or [])}
     try:
         paths = fetch_source(source, data_root, base_url=base_url, progress=True,
                              options=options, keep_archives=keep_archives)

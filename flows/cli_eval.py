@@ -3,6 +3,7 @@ top-k retrieval accuracy), as the official scripts do."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -37,7 +38,7 @@ def eval_squad(
         per_id_log.setLevel(level)
     missing, extra = report.missing_ids, report.extra_ids
 
-    def first_ids(ids: list[str], key: str) -> str:
+    def first_ids(ids: Sequence[str], key: str) -> str:
         more = f", ... ({len(ids) - 20} more; all in the JSON's {key})" if len(ids) > 20 else ""
         return ", ".join(ids[:20]) + more
 

@@ -61,14 +61,20 @@ def _stored_first_hits(path: Path, results: Sequence[RetrievalResult]) -> list[i
     return first_hit_ranks(rows)
 
 
+def _check_answer_regexes(path: Path, results: Sequence[RetrievalResult]) -> None:
+    """Regex mode: an answer that does not compile is named by file and record."""
+    for index, result in enumerate(results):
+        try:
+            prepare_answers(result.answers, "regex", on_invalid_regex="raise")
+        except ValueError as err:
+            raise DataFormatError(path, f"record {index}, answers", "answers that compile as "
+                                  "regular expressions (--mode regex)", str(err)) from None
+
+
 def _judged_first_hits(path: Path, results: Sequence[RetrievalResult],
                        mode: str) -> list[int | None]:
-    for index, result in enumerate(results if mode == "regex" else ()):
-        try:
-            prepare_answers(result.answers, mode, on_invalid_regex="raise")
-        except ValueError as err:  # an answer that does not compile
-            raise DataFormatError(path, f"record {index}, answers", "answers that compile as "
-                                  f"regular expressions (--mode {mode})", str(err)) from None
+    if mode == "regex":
+        _check_answer_regexes(path, results)
     passages = {(q, rank): (ctx.title, ctx.text)
                 for q, result in enumerate(results) for rank, ctx in enumerate(result.ctxs)}
     rows = [[(q, rank) for rank in range(len(result.ctxs))] for q, result in enumerate(results)]
