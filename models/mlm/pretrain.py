@@ -13,6 +13,7 @@ import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader
 
+from models.lightning_quiet import quiet_lightning
 from models.logged_steps import logs_step, records_step
 from models.mlm.config import MlmConfig
 from models.optim import adamw, decay_groups, trainer_precision
@@ -120,7 +121,8 @@ def pretrain_mlm(pairs: Sequence[tuple[str, str]], config: MlmConfig | Mapping[s
     if precision == "auto":
         precision = "bf16-mixed" if cuda and torch.cuda.is_bf16_supported() else "32-true"
     started = time.time()
-    with pinned_torch_threads(config.cpu_threads):  # weights must not depend on the caller
+    # (threads pinned: weights must not depend on the caller)
+    with pinned_torch_threads(config.cpu_threads), quiet_lightning():
         trainer = pl.Trainer(accelerator=config.accelerator, devices=1, precision=precision,
                              max_steps=config.max_steps, max_epochs=-1, logger=False,
                              enable_checkpointing=False, enable_progress_bar=False,

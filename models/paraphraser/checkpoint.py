@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from models.lightning_quiet import quiet_lightning
 from models.paraphraser.config import ModelConfig, ParaphraserConfig
 from models.paraphraser.data import (
     Triple,
@@ -284,7 +285,7 @@ def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
     data = ParaphraseDataModule(train, val, tokenizer, config.batch_size, config.copy_oov_rate,
                                 config.seed, config.num_workers)
     try:
-        with pinned_torch_threads(config.cpu_threads), \
+        with pinned_torch_threads(config.cpu_threads), quiet_lightning(), \
                 tempfile.TemporaryDirectory(prefix="qastress-paraphraser-") as scratch:
             trainer = pl.Trainer(
                 **hardware,

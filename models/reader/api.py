@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from models.hf_logging import quiet_transformers
+from models.lightning_quiet import quiet_lightning
 from models.paraphraser.checkpoint import resolve_hardware
 from models.reader.config import READER_CONFIG_FILE, ReaderConfig, WindowConfig
 from models.reader.data import WindowCollator
@@ -183,7 +184,7 @@ def train_reader(examples: Sequence[Example], config: ReaderConfig | Mapping[str
                             tokenizer.pad_token_id, config.batch_size, config.seed,
                             config.num_workers)
     try:
-        with pinned_torch_threads(config.cpu_threads), \
+        with pinned_torch_threads(config.cpu_threads), quiet_lightning(), \
                 tempfile.TemporaryDirectory(prefix="qastress-reader-") as scratch:
             trainer = pl.Trainer(
                 **hardware, max_steps=config.max_steps or -1,

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from models.lightning_quiet import quiet_lightning
 from models.retriever.config import RetrieverTrainConfig
 from models.retriever.data import BiEncoderSample
 from models.retriever.export import (
@@ -192,7 +193,8 @@ def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
     data = RetrieverDataModule(train, val, tokenizer, config.batch_size, config.max_length,
                                config.seed, config.num_workers)
     started = time.time()
-    with pinned_torch_threads(config.cpu_threads), warnings.catch_warnings():
+    with pinned_torch_threads(config.cpu_threads), quiet_lightning(), \
+            warnings.catch_warnings():
         # (threads pinned: weights must not depend on the caller.) With the gradient cache's
         # manual optimization Lightning warns that a step checkpoint holds the weights after
         # the step: with the step count it stores, that is what resuming needs.
