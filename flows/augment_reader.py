@@ -165,4 +165,5 @@ if __name__ == "__main__":  # python -m flows.augment_reader {non-adversarial|ad
     if len(sys.argv) < 2 or sys.argv[1] not in ("non-adversarial", "adversarial"):
         sys.exit("usage: python -m flows.augment_reader {non-adversarial|adversarial} "
                  "[--profile P] [--params FILE] [--set KEY=VALUE ...]")
-    main_for(f"augment-{sys.argv.pop(1)}")
+    kind = sys.argv.pop(1)
+    main_for(f"augment-{kind}", prog=f"python -m flows.augment_reader {kind}")

@@ -6,7 +6,6 @@ Heavy libraries (Prefect, torch, Pyserini) are imported inside the commands that
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -339,9 +338,31 @@ app.command("check-scores")(check_scores)
 app.add_typer(dag_app, name="dag")
 
 
-def main_for(name: str) -> None:
-    """``python -m flows.<name>``: run that flow with ``--profile``/``--params``/``--set``."""
-    app(args=["stage", name, *sys.argv[1:]], prog_name="qastress")
+def main_for(name: str, prog: str | None = None) -> None:
+    """``python -m flows.<module>``: run the flow ``name`` with ``--profile``/``--params``/
+    ``--set``, as ``qastress stage name`` does; ``--help`` shows that module's usage (``prog``,
+    default ``python -m <module>``) and the first paragraph of its docstring."""
+    name = name.replace("_", "-")
+    module = FLOWS[name][0]
+    one = typer.Typer(pretty_exceptions_enable=False, add_completion=False)
+
+    @one.command(help=f"{module_summary(module)}\n\nThe `{name}` stage of the DAG: the same "
+                      f"as `qastress stage {name}`.")
+    def run_one(profile: ProfileOpt = None, params: ParamsOpt = None,
+                set_: SetOpt = None) -> None:
+        run_flow(name, profile, params, parse_overrides(set_))
+
+    one(prog_name=prog or f"python -m {module}")
+
+
+def module_summary(module: str) -> str:
+    """The first paragraph of ``module``'s docstring, read from its source (not imported)."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    source = Path(spec.origin).read_text(encoding="utf-8") if spec and spec.origin else ""
+    return (ast.get_docstring(ast.parse(source)) or "").split("\n\n")[0].strip()
 
 
 if __name__ == "__main__":

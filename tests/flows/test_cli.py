@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from flows.cli import app, parse_overrides
+from flows.cli import FLOWS, app, parse_overrides
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -146,6 +146,40 @@ def test_stage_takes_the_dvc_name_too(monkeypatch):
         assert runner.invoke(app, ["stage", given]).exit_code == 0
     assert seen == ["train-retriever", "train-retriever"]
     assert runner.invoke(app, ["stage", "train_retreiver"]).exit_code == 2
+
+
+@pytest.mark.parametrize("name", list(FLOWS))
+def test_a_flow_module_run_with_python_m_shows_its_own_usage(name, monkeypatch, capsys):
+    """`python -m flows.<module> --help` names that module and its flow, not `qastress stage`."""
+    import flows.cli as cli
+
+    monkeypatch.setattr(sys, "argv", ["x", "--help"])
+    with pytest.raises(SystemExit) as done:
+        cli.main_for(name)
+    out = " ".join(capsys.readouterr().out.split())
+    assert done.value.code == 0
+    assert f"Usage: python -m {FLOWS[name][0]} [OPTIONS]" in out
+    assert f"the same as `qastress stage {name}`" in out
+    assert cli.module_summary(FLOWS[name][0]).split()[0] in out  # the module's own summary
+
+
+def test_a_flow_module_runs_its_flow_with_the_options(monkeypatch):
+    import flows.cli as cli
+
+    seen = []
+    monkeypatch.setattr(cli, "run_flow", lambda *args: seen.append(args))
+    monkeypatch.setattr(sys, "argv", ["x", "-p", "smoke", "--set", "seed=3"])
+    with pytest.raises(SystemExit) as done:
+        cli.main_for("retrieve_then_read")
+    assert done.value.code == 0
+    assert seen == [("retrieve-then-read", "smoke", None, {"seed": 3})]
+
+
+def test_augment_reader_module_names_its_kind_in_the_usage():
+    out = subprocess.run([sys.executable, "-m", "flows.augment_reader", "adversarial", "--help"],
+                         capture_output=True, text=True, cwd=PROJECT_ROOT, check=True).stdout
+    assert "Usage: python -m flows.augment_reader adversarial [OPTIONS]" in out
+    assert "augment-adversarial" in out
 
 
 def test_data_list_says_where_each_source_is_fetched_into():
