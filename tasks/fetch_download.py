@@ -269,5 +269,6 @@ def _progress(show: bool, label: str, total: int | None,
 
 
 def say(message: str) -> None:
+    """Log ``message`` and print it to stderr (a download's progress, seen at once)."""
     log.info(message)
     print(message, file=sys.stderr, flush=True)

@@ -68,12 +68,16 @@ class Attention(nn.Module):
 
 
 class FeedForward(nn.Sequential):
+    """The position-wise feed-forward block: Linear, GELU, dropout, Linear."""
+
     def __init__(self, d_model: int, ff: int, dropout: float) -> None:
         super().__init__(nn.Linear(d_model, ff), nn.GELU(), nn.Dropout(dropout),
                          nn.Linear(ff, d_model))
 
 
 class EncoderLayer(nn.Module):
+    """One pre-norm encoder layer: self-attention, then feed-forward, each residual."""
+
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.norm1 = nn.LayerNorm(cfg.d_model)
@@ -90,6 +94,9 @@ class EncoderLayer(nn.Module):
 
 
 class DecoderLayer(nn.Module):
+    """One pre-norm decoder layer: causal self-attention (with a key/value cache for
+    incremental decoding), cross-attention over the encoder's memory, feed-forward."""
+
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.norm1 = nn.LayerNorm(cfg.d_model)

@@ -40,6 +40,7 @@ def normalize_answer(s: str) -> str:
 
 
 def f1_score(prediction: str, ground_truth: str) -> float:
+    """Token F1 of two normalized answers, tokens counted as a multiset (official v1.1)."""
     prediction_tokens = normalize_answer(prediction).split()
     ground_truth_tokens = normalize_answer(ground_truth).split()
     common = Counter(prediction_tokens) & Counter(ground_truth_tokens)
@@ -52,12 +53,14 @@ def f1_score(prediction: str, ground_truth: str) -> float:
 
 
 def exact_match_score(prediction: str, ground_truth: str) -> bool:
+    """Whether the two answers are equal after normalization (official v1.1)."""
     return normalize_answer(prediction) == normalize_answer(ground_truth)
 
 
 def metric_max_over_ground_truths(
     metric_fn: Callable[[str, str], Any], prediction: str, ground_truths: Sequence[str]
 ):
+    """The best score of ``prediction`` against any of the gold answers (official v1.1)."""
     return max(metric_fn(prediction, ground_truth) for ground_truth in ground_truths)
 
 
