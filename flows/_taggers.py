@@ -29,4 +29,12 @@ def flair_taggers(params: Params) -> tuple[Path | str, Path | str, dict | None]:
         trained = train_taggers_task(params.demo_world, Layout(params).paraphrase_taggers,
                                      cfg.quick_taggers)
         ner, chunk = ner or trained["ner"], chunk or trained["chunk"]
+        print(f"offline Flair taggers of the demo world: NER test F1 "
+              f"{_f1(trained['ner_test_f1'])}, chunk test F1 {_f1(trained['chunk_test_f1'])}; "
+              f"Flair's training logs: {Path(trained['ner']).parent / 'training.log'}, "
+              f"{Path(trained['chunk']).parent / 'training.log'}")
     return _as_path(ner), _as_path(chunk), trained
+
+
+def _f1(score: float | None) -> str:
+    return "-" if score is None else f"{score:.3f}"

@@ -125,6 +125,27 @@ def _quiet_flair() -> Iterator[None]:
         flair_log.setLevel(level)
 
 
+@contextlib.contextmanager
+def flair_console_quiet() -> Iterator[None]:
+    """Inside, Flair's console shows only its warnings; its log files still get everything.
+
+    A training logs its corpus, the model's structure, every few iterations and its dev and
+    test reports: ~120 lines per demo tagger on the console, all of them also in the
+    ``training.log`` it writes beside the model (a file handler of the same logger, which this
+    leaves alone)."""
+    import_flair()
+    consoles = [h for h in logging.getLogger("flair").handlers
+                if type(h) is logging.StreamHandler]  # not FileHandler, a subclass
+    levels = [h.level for h in consoles]
+    for handler in consoles:
+        handler.setLevel(max(handler.level, logging.WARNING))
+    try:
+        yield
+    finally:
+        for handler, level in zip(consoles, levels, strict=True):
+            handler.setLevel(level)
+
+
 def _model_file(path: Path) -> Path:
     if path.is_dir():
         for name in MODEL_FILES:
@@ -283,7 +304,8 @@ def train_tagger(corpus_dir: str | Path, tag_type: str, out_dir: str | Path,
 
     config = config or TaggerTrainConfig()
     out_dir = Path(out_dir)
-    with torch_threads(config.threads), warnings.catch_warnings(), atomic_dir(out_dir) as tmp:
+    with torch_threads(config.threads), warnings.catch_warnings(), atomic_dir(out_dir) as tmp, \
+            flair_console_quiet():
         # Flair 0.15.1 builds a deprecated CUDA GradScaler
         warnings.filterwarnings("ignore", message=".*GradScaler", category=FutureWarning)
         trained = _train(corpus_dir, tag_type, Path(tmp), config, columns)

@@ -98,6 +98,33 @@ TINY = dict(max_epochs=2, hidden_size=16, word_embedding_dim=16, char_embedding_
             char_hidden_size=8)
 
 
+def test_training_keeps_flairs_console_to_warnings_and_its_log_file_whole(tiny_corpus,
+                                                                           tmp_path):
+    """A console handler of Flair's logger sees no INFO line of a training (nor of the block),
+    its training.log holds them all, and the console hears INFO again afterwards."""
+    import io
+    import logging
+
+    from models.flair_taggers import flair_console_quiet
+
+    flair_log = logging.getLogger("flair")
+    console_text = io.StringIO()
+    console = logging.StreamHandler(console_text)
+    flair_log.addHandler(console)
+    try:
+        train_tagger(tiny_corpus, "chunk", tmp_path / "chunk", TaggerTrainConfig(**TINY))
+        with flair_console_quiet():
+            flair_log.info("an info line")
+            flair_log.warning("a warning line")
+        assert console_text.getvalue() == "a warning line\n"
+        flair_log.info("info after")
+        assert console_text.getvalue().endswith("info after\n")
+    finally:
+        flair_log.removeHandler(console)
+    log_file = (tmp_path / "chunk" / "training.log").read_text(encoding="utf-8")
+    assert "epoch 1 - iter" in log_file and "Corpus:" in log_file
+
+
 def _stop_at_batch(monkeypatch, error: type[BaseException], at: int = 3) -> None:
     """Make the tagger's ``at``-th training loss raise ``error`` (Ctrl-C is KeyboardInterrupt)."""
     from flair.models import SequenceTagger
