@@ -205,6 +205,11 @@ def stage_runner(workers: int, before_close: Callable[[], Any] | None = None) ->
     chatter = logging.getLogger("distributed")  # the cluster's start and close, line by line
     level = chatter.level
     chatter.setLevel(max(level, logging.WARNING))
+    # prefect-dask logs the client's dashboard link, formatted from Dask's template even when
+    # the cluster has no dashboard: a URL where nothing answers
+    runner_log = logging.getLogger("prefect.task_runner.dask")
+    no_link = _DropDashboardLink()
+    runner_log.addFilter(no_link)
     try:
         with dask.config.set(settings):
             runner = DaskTaskRunner(
@@ -220,6 +225,14 @@ def stage_runner(workers: int, before_close: Callable[[], Any] | None = None) ->
                     runner.client.run(prepare_worker_exit, before_close, on_error="ignore")
     finally:
         chatter.setLevel(level)
+        runner_log.removeFilter(no_link)
+
+
+class _DropDashboardLink(logging.Filter):
+    """Drops prefect-dask's "The Dask dashboard is available at ..." record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("The Dask dashboard is available")
 
 
 def prepare_worker_exit(before_close: Callable[[], Any] | None = None) -> None:

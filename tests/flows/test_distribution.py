@@ -205,3 +205,28 @@ def test_prepare_worker_exit_calls_the_hook_then_freezes_the_heap():
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+def test_the_stage_cluster_logs_no_dashboard_link_since_it_has_no_dashboard():
+    """prefect-dask logs Dask's templated dashboard URL even without a dashboard; the stage
+    cluster's start shows its other lines, not that one, and the filter goes with it."""
+    import logging
+
+    from tasks.distribution import stage_runner
+
+    runner_log = logging.getLogger("prefect.task_runner.dask")
+    messages: list[str] = []
+    handler = logging.Handler(logging.INFO)
+    handler.emit = lambda record: messages.append(record.getMessage())
+    runner_log.addHandler(handler)
+    level = runner_log.level
+    runner_log.setLevel(logging.INFO)
+    try:
+        with stage_runner(1):
+            pass
+    finally:
+        runner_log.removeHandler(handler)
+        runner_log.setLevel(level)
+    assert any("Creating a new Dask cluster" in m for m in messages), messages
+    assert not any("dashboard" in m for m in messages), messages
+    assert not [f for f in runner_log.filters if type(f).__name__ == "_DropDashboardLink"]
