@@ -20,6 +20,8 @@ from models.retriever.network import BiEncoder
 #: Keys this module adds to a Lightning checkpoint.
 HISTORY_KEY = "qastress_history"
 DIM_KEY = "qastress_dim"
+#: torch's random state after the checkpoint's step (dropout of the steps after it).
+RNG_KEY = "qastress_rng"
 
 
 def linear_schedule(warmup: int, total: int | None):
@@ -133,6 +135,9 @@ class RetrieverModule(pl.LightningModule):
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         checkpoint[HISTORY_KEY] = list(self.history)
         checkpoint[DIM_KEY] = self.model.dim
+        checkpoint[RNG_KEY] = {"cpu": torch.get_rng_state(),
+                               "cuda": (torch.cuda.get_rng_state_all()
+                                        if torch.cuda.is_initialized() else [])}
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         saved = checkpoint.get(DIM_KEY)
@@ -141,3 +146,10 @@ class RetrieverModule(pl.LightningModule):
                              f"model being trained has {self.model.dim}: resume with the same "
                              "initial checkpoint, or delete the checkpoint directory")
         self.history = list(checkpoint.get(HISTORY_KEY, []))
+        # the steps after the checkpoint draw the dropout masks the stopped run would have
+        rng = checkpoint.get(RNG_KEY)
+        if rng is not None:
+            torch.set_rng_state(rng["cpu"])
+            if rng["cuda"] and torch.cuda.is_available() \
+                    and len(rng["cuda"]) == torch.cuda.device_count():
+                torch.cuda.set_rng_state_all(rng["cuda"])

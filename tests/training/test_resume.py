@@ -54,6 +54,24 @@ def test_training_resumes_from_the_last_checkpoint_after_sigkill(tiny_bert, tiny
     steps = [h["step"] for h in state["log_history"] if "loss" in h]
     assert steps == list(range(1, 13)), steps  # steps before the kill kept, none redone
 
+    # The kill fell inside an epoch (3 batches each): the resumed run trained the batches the
+    # killed one had not reached, with its dropout masks, so it ends where a run that was
+    # never stopped ends.
+    assert killed_at % 3 != 0
+    whole = tmp_path / "whole"
+    train_retriever(load_samples(tiny_train_json), tiny_bert, RetrieverTrainConfig(**CONFIG),
+                    whole, tmp_path / "whole_ckpt")
+    assert _weights(out) == _weights(whole)
+
+
+def _weights(model_dir) -> dict[str, bytes]:
+    """Every tensor the saved retriever holds, by file and name, as raw bytes."""
+    from safetensors.torch import load_file
+
+    return {f"{file.relative_to(model_dir)}:{name}": tensor.numpy().tobytes()
+            for file in sorted(model_dir.rglob("*.safetensors"))
+            for name, tensor in load_file(file).items()}
+
 
 def test_only_rank_zero_resets_the_checkpoint_directory(tmp_path, monkeypatch):
     from models.retriever.api import _prepare_checkpoints
