@@ -45,6 +45,8 @@ def report(params: Params | None = None, profile: str | None = None,
     result = write_report_task(params, report_artifacts(layout), raw_input_files(layout),
                                figure_files(layout), RENDERER, layout.report_html)
     publish_report_artifacts(layout.report_html, result["headline"])
+    if result.get("findings"):
+        print("the papers' findings on this run:\n" + result["findings"])
     if result["not_run"]:
         print(f"not in the report (flows not run): {', '.join(result['not_run'])}")
     print(f"report: {layout.report_html.resolve()}")

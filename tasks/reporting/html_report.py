@@ -29,6 +29,7 @@ from tasks.io.atomic import write_text
 from tasks.layout import Layout
 from tasks.orchestration import artifact_task
 from tasks.pipeline.stages import reported_flows
+from tasks.reporting.findings import VERDICT_RULE, findings_markdown, study_findings
 from tasks.reporting.html_page import (
     Bullets,
     Heading,
@@ -73,7 +74,8 @@ RENDERER = (Path(__file__), Path(__file__).with_name("html_page.py"),
             Path(__file__).with_name("html_sections.py"),
             Path(__file__).with_name("specialised_report.py"),
             Path(__file__).with_name("html_readers.py"),
-            Path(__file__).with_name("reader_tables.py"))
+            Path(__file__).with_name("reader_tables.py"),
+            Path(__file__).with_name("findings.py"))
 
 #: Flows that write what the report reads, in pipeline order: (flow, CLI stage); from the
 #: stage registry (``in_report``).
@@ -136,6 +138,8 @@ class Report:
     html: str
     headline: str
     not_run: list[str]
+    findings: str
+    """The papers' findings with this run's numbers and verdicts (a Markdown table)."""
 
 
 def build_report(params: Params, artifacts: Mapping[str, Path],
@@ -181,13 +185,24 @@ def build_report(params: Params, artifacts: Mapping[str, Path],
         caption="Flows", header=["flow", "status", "to run it"],
         rows=[[flow, "not run" if flow in not_run else "ran", command]
               for flow, command in FLOWS], numeric=[False, False, False]))
+    findings = study_findings(artifacts)
+    overview.blocks += [
+        Heading("The papers' findings"),
+        Table(caption="Each finding with this run's numbers (differences in points, paired "
+                      "bootstrap 95% CIs) and a verdict by the rule below",
+              header=["paper", "finding", "this run", "verdict"],
+              rows=[[f.paper, f.claim, f.measured, f.verdict] for f in findings],
+              numeric=[False, False, False, False]),
+        Text(VERDICT_RULE)]
     if headline:
         overview.blocks += [Heading("Headline numbers"),
                             Bullets([line.removeprefix("- ") for line in headline])]
     sections.insert(0, overview)
     html = render_page(title, sections)
-    markdown = f"# {title}\n\n" + "\n".join(headline or ["- no results yet"]) + "\n"
-    return Report(html=html, headline=markdown, not_run=not_run)
+    table = findings_markdown(findings)
+    markdown = (f"# {title}\n\n" + "\n".join(headline or ["- no results yet"])
+                + f"\n\n## The papers' findings\n\n{table}")
+    return Report(html=html, headline=markdown, not_run=not_run, findings=table)
 
 
 # --- the task and its artifacts ---------------------------------------------------------------
@@ -202,7 +217,8 @@ def write_report(params: Params, artifacts: Mapping[str, Path],
     del renderer
     report = build_report(params, artifacts, raw, figures)
     write_text(out, report.html)
-    return {"path": str(out), "headline": report.headline, "not_run": report.not_run}
+    return {"path": str(out), "headline": report.headline, "not_run": report.not_run,
+            "findings": report.findings}
 
 
 def publish_report_artifacts(report_path: Path, headline: str,

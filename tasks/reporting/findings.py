@@ -1,0 +1,241 @@
+"""The papers' findings, each with what this run measured and a verdict by a fixed rule.
+
+Read from the metrics the flows wrote (never recomputed from predictions), for the report's
+overview and the end of a run. A finding whose metrics are missing says which flow has not run.
+
+The verdict rule, for a difference the paper claims is positive (with the sign turned where the
+paper claims a fall):
+
+- **reproduced**: positive, at least the paper's margin where it states one, and the paired
+  bootstrap CI excludes 0;
+- **not established**: positive, but the CI reaches 0 (or it falls short of the margin);
+- **not reproduced**: zero or negative.
+
+"The original dev set moves little" is the one claim of no change: reproduced when the CI of
+the change includes 0, not reproduced when it excludes it.
+
+Findings whose metrics carry no CI (the popularity buckets; the adversarial set's drop against
+the non-adversarial one) get **as the paper, no CI** or **not as the paper**: a direction, not
+evidence.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPRODUCED, NOT_ESTABLISHED, NOT_REPRODUCED = "reproduced", "not established", "not reproduced"
+AS_PAPER, NOT_AS_PAPER, NOT_RUN = "as the paper, no CI", "not as the paper", "not run"
+#: The verdict rule in one paragraph, under every findings table.
+VERDICT_RULE = ("Verdicts: reproduced = in the paper's direction (by its margin where it states "
+                "one) with the paired bootstrap 95% CI excluding 0; not established = in its "
+                "direction, CI reaching 0; not reproduced = not in its direction; 'moves little' "
+                "is reproduced when the change's CI includes 0. 'No CI': a direction only "
+                "(tasks/reporting/findings.py).")
+EQ_PAPER = "Sciavolino et al. 2021"
+PARA_PAPER = "Gan & Ng 2019"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One claim of a paper, this run's numbers for it, and the verdict."""
+
+    paper: str
+    claim: str
+    measured: str
+    verdict: str
+
+
+def _load(path: Path | None) -> Any:
+    return json.loads(path.read_text(encoding="utf-8")) if path and path.is_file() else None
+
+
+def _pts(value: float) -> str:
+    return f"{value:+.2f}"
+
+
+def _diff(d: Mapping[str, Any]) -> str:
+    """``+70.11 [+68.94, +71.15]``: a paired difference and its CI."""
+    return f"{_pts(d['difference'])} [{_pts(d['ci_low'])}, {_pts(d['ci_high'])}]"
+
+
+def verdict(d: Mapping[str, Any], sign: int = 1, margin: float = 0.0) -> str:
+    """The rule of the module docstring for the difference ``d`` (``difference``, ``ci_low``,
+    ``ci_high``), claimed positive (``sign`` -1: claimed negative)."""
+    value = sign * d["difference"]
+    low = min(sign * d["ci_low"], sign * d["ci_high"])
+    if value <= 0:
+        return NOT_REPRODUCED
+    return REPRODUCED if low > 0 and value >= margin else NOT_ESTABLISHED
+
+
+def study_findings(artifacts: Mapping[str, Path]) -> list[Finding]:
+    """Every finding of both papers (see :data:`tasks.reporting.html_report.report_artifacts`
+    for the names of ``artifacts``)."""
+    comparison = _load(artifacts.get("comparison"))
+    experiments = _load(artifacts.get("retriever_experiments"))
+    baseline = (experiments or {}).get("baseline", "dpr-nq")
+    return [*_bm25_vs_dense(comparison, baseline),
+            *_popularity(_load(artifacts.get("buckets")), baseline),
+            *_fine_tuning(experiments, baseline),
+            *_readers(_load(artifacts.get("readers"))),
+            *_augmentation(_load(artifacts.get("reader_augmentation")))]
+
+
+def _not_run(paper: str, claim: str, flow: str) -> Finding:
+    return Finding(paper, claim, f"no metrics (`qastress stage {flow}`)", NOT_RUN)
+
+
+def _bm25_vs_dense(comparison: Any, baseline: str) -> Iterator[Finding]:
+    claim = "BM25 above DPR-NQ by >= 10 points of macro top-20 (72.0 vs 49.7)"
+    pair = (comparison or {}).get("pairs", {}).get(f"bm25_vs_{baseline}")
+    if pair is None:
+        yield _not_run(EQ_PAPER, claim, "retrieval")
+        return
+    accuracy = comparison["accuracy"]
+    yield Finding(EQ_PAPER, claim, f"BM25 {accuracy['bm25']:.2f}, {baseline} "
+                  f"{accuracy[baseline]:.2f}: {_diff(pair)}", verdict(pair, margin=10.0))
+
+
+def _pooled(sets: Mapping[str, Any], set_name: str, bucket: str | None,
+            retriever: str) -> tuple[float, int]:
+    """Top-20 over the questions of ``bucket`` (``None``: all buckets) of every relation."""
+    hits = questions = 0.0
+    for buckets in sets.get(set_name, {}).values():
+        for name, cell in buckets.items():
+            if (bucket is None or name == bucket) and cell.get("questions"):
+                questions += cell["questions"]
+                hits += cell["questions"] * cell[retriever]["top20"] / 100
+    return (100 * hits / questions if questions else float("nan")), int(questions)
+
+
+def _popularity(buckets: Any, baseline: str) -> Iterator[Finding]:
+    falls = ("DPR-NQ falls from the most to the least popular subjects by more than BM25 "
+             "(Figure 1)")
+    seen = "DPR-NQ better on subjects seen in NQ training (train-ent) than on rand-ent"
+    if not buckets or baseline not in buckets.get("retrievers", []):
+        yield _not_run(EQ_PAPER, falls, "retrieval")
+        yield _not_run(EQ_PAPER, seen, "retrieval")
+        return
+    sets = buckets["sets"]
+    names = sorted({b for rel in sets.get("rand-ent", {}).values() for b in rel},
+                   key=lambda b: int(b.removeprefix("bucket")))
+    if not names:
+        yield _not_run(EQ_PAPER, falls, "retrieval")
+    else:
+        rare, popular = names[0], names[-1]
+        if buckets.get("bucket_order") == "descending":
+            rare, popular = popular, rare
+        rises, parts = {}, []
+        for retriever in (baseline, "bm25"):
+            low, n_low = _pooled(sets, "rand-ent", rare, retriever)
+            high, n_high = _pooled(sets, "rand-ent", popular, retriever)
+            rises[retriever] = high - low
+            parts.append(f"{retriever} {low:.1f} -> {high:.1f}")
+        yield Finding(EQ_PAPER, falls, f"rand-ent, rarest bucket ({n_low} q) -> most popular "
+                      f"({n_high} q): " + "; ".join(parts),
+                      AS_PAPER if rises[baseline] > rises["bm25"] else NOT_AS_PAPER)
+    train, n_train = _pooled(sets, "train-ent", None, baseline)
+    rand, n_rand = _pooled(sets, "rand-ent", None, baseline)
+    if not n_train or not n_rand:
+        yield _not_run(EQ_PAPER, seen, "retrieval")
+        return
+    yield Finding(EQ_PAPER, seen, f"{baseline} top-20: train-ent {train:.1f} ({n_train} q), "
+                  f"rand-ent {rand:.1f} ({n_rand} q)", AS_PAPER if train > rand else NOT_AS_PAPER)
+
+
+def _fine_tuning(experiments: Any, baseline: str) -> Iterator[Finding]:
+    closes = "Fine-tuning on the question pattern closes most of the gap to BM25 (Table 2)"
+    beats = "onlyP (passage encoder trained) beats onlyQ (Table 2)"
+    loses = "Fine-tuning on one relation loses NQ-style accuracy (Table 3)"
+    keeps = "Multi-task (the relation + NQ) keeps more of it than single-relation (Table 3)"
+    rows = [r for r in (experiments or {}).get("pattern", {}).get("rows", [])
+            if r.get("status") == "ran" and r.get("template") == "test"]
+    if not rows:
+        yield _not_run(EQ_PAPER, closes, "retriever-experiments")
+    for row in rows:
+        gap = row["bm25"] - row["baseline"]
+        share = (row["top_k"] - row["baseline"]) / gap if gap > 0 else float("nan")
+        yield Finding(EQ_PAPER, f"{closes}: {row['relation']}, {row['mode']}",
+                      f"{baseline} {row['baseline']:.2f} -> {row['top_k']:.2f} "
+                      f"({_diff(row['vs_baseline'])}), {share:.0%} of the gap to BM25 "
+                      f"{row['bm25']:.2f}", verdict(row["vs_baseline"]) if share > 0.5
+                      else NOT_ESTABLISHED if share > 0 else NOT_REPRODUCED)
+    pairs = [p for p in (experiments or {}).get("pattern", {}).get("onlyP_vs_onlyQ", [])
+             if p.get("status") == "ran"]
+    if not pairs:
+        yield _not_run(EQ_PAPER, beats, "retriever-experiments")
+    for pair in pairs:
+        yield Finding(EQ_PAPER, f"{beats}: {pair['relation']}, {pair['template']} template",
+                      f"onlyP - onlyQ {_diff(pair['difference'])}", verdict(pair["difference"]))
+    differences = (experiments or {}).get("multitask", {}).get("differences", [])
+    by_pair = {(d["relation"], d["a"], d["b"]): d["difference"] for d in differences
+               if d["on"] == "nq-dev"}
+    relations = sorted({r for r, _, _ in by_pair})
+    if not relations:
+        yield _not_run(EQ_PAPER, loses, "retriever-experiments")
+        yield _not_run(EQ_PAPER, keeps, "retriever-experiments")
+    for relation in relations:
+        lost = by_pair.get((relation, "single", "baseline"))
+        if lost is not None:
+            yield Finding(EQ_PAPER, f"{loses}: {relation}", f"NQ-style dev, single - "
+                          f"{baseline} {_diff(lost)}", verdict(lost, sign=-1))
+        kept = by_pair.get((relation, "multi", "single"))
+        if kept is not None:
+            yield Finding(EQ_PAPER, f"{keeps}: {relation}",
+                          f"NQ-style dev, multi - single {_diff(kept)}", verdict(kept))
+
+
+def _readers(readers: Any) -> Iterator[Finding]:
+    lose = "Readers lose EM/F1 on paraphrased questions (Tables 1-2)"
+    more = "The adversarial set loses more than the non-adversarial one"
+    models = (readers or {}).get("readers", {})
+    if not models:
+        yield _not_run(PARA_PAPER, lose, "readers")
+    drops = {}
+    for reader, sets in models.items():
+        for name, cell in sets.items():
+            yield Finding(PARA_PAPER, f"{lose}: {reader}, {name}", f"{cell['questions']} pairs, "
+                          f"F1 {cell['orig']['f1']:.2f} -> {cell['para']['f1']:.2f}, drop "
+                          f"{_diff(cell['f1_drop'])}", verdict(cell["f1_drop"]))
+            drops[(reader, name)] = cell["f1_drop"]["difference"]
+    for reader in models:
+        if (reader, "adv") in drops and (reader, "dev") in drops:
+            adv, dev = drops[(reader, "adv")], drops[(reader, "dev")]
+            yield Finding(PARA_PAPER, f"{more}: {reader}", f"F1 drop adv {_pts(adv)}, dev "
+                          f"{_pts(dev)}", AS_PAPER if adv > dev else NOT_AS_PAPER)
+
+
+#: Augmentation kind -> the paraphrased set the paper measures it on.
+_AUGMENTED_ON = {"non_adversarial": "dev_para", "adversarial": "adv_para"}
+
+
+def _augmentation(augmentation: Any) -> Iterator[Finding]:
+    helps = "Re-training with paraphrased questions improves the paraphrased sets (Tables 3-6)"
+    little = "The original dev set moves little (no established change)"
+    kinds = (augmentation or {}).get("kinds", {})
+    rows = [(kind, _AUGMENTED_ON[kind], cell["sets"]) for kind, cell in kinds.items()
+            if kind in _AUGMENTED_ON and _AUGMENTED_ON[kind] in cell.get("sets", {})]
+    if not rows:
+        yield _not_run(PARA_PAPER, helps, "reader-augmentation")
+    for kind, target, sets in rows:
+        gain = sets[target]["f1_gain"]
+        yield Finding(PARA_PAPER, f"{helps}: {kind}", f"{target} F1 "
+                      f"{sets[target]['before']['f1']:.2f} -> {sets[target]['after']['f1']:.2f}"
+                      f" ({_diff(gain)})", verdict(gain))
+        if "squad_dev" in sets:
+            gain = sets["squad_dev"]["f1_gain"]
+            yield Finding(PARA_PAPER, f"{little}: {kind}", f"SQuAD-style dev F1 {_diff(gain)}",
+                          REPRODUCED if gain["ci_low"] <= 0 <= gain["ci_high"]
+                          else NOT_REPRODUCED)
+
+
+def findings_markdown(findings: list[Finding]) -> str:
+    """The findings as a Markdown table, with the verdict rule under it."""
+    lines = ["| paper | finding | this run | verdict |", "|---|---|---|---|"]
+    lines += [f"| {f.paper} | {f.claim} | {f.measured} | {f.verdict} |" for f in findings]
+    lines += ["", VERDICT_RULE]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,139 @@
+"""The papers' findings: the verdict rule, each finding read from its metrics, missing metrics
+named as the stage to run, and the table in the report's overview and headline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tasks.reporting.findings import (
+    AS_PAPER,
+    NOT_AS_PAPER,
+    NOT_ESTABLISHED,
+    NOT_REPRODUCED,
+    NOT_RUN,
+    REPRODUCED,
+    findings_markdown,
+    study_findings,
+    verdict,
+)
+
+
+def _d(difference: float, low: float, high: float) -> dict:
+    return {"difference": difference, "ci_low": low, "ci_high": high}
+
+
+@pytest.mark.parametrize(("diff", "sign", "margin", "expected"), [
+    (_d(5.0, 1.0, 9.0), 1, 0.0, REPRODUCED),
+    (_d(5.0, -1.0, 9.0), 1, 0.0, NOT_ESTABLISHED),
+    (_d(0.0, -1.0, 1.0), 1, 0.0, NOT_REPRODUCED),
+    (_d(-5.0, -9.0, -1.0), 1, 0.0, NOT_REPRODUCED),
+    (_d(-5.0, -9.0, -1.0), -1, 0.0, REPRODUCED),  # the paper claims a fall
+    (_d(-5.0, -9.0, 0.5), -1, 0.0, NOT_ESTABLISHED),
+    (_d(8.0, 2.0, 14.0), 1, 10.0, NOT_ESTABLISHED),  # short of the paper's margin
+    (_d(12.0, 2.0, 14.0), 1, 10.0, REPRODUCED),
+])
+def test_the_verdict_rule(diff, sign, margin, expected):
+    assert verdict(diff, sign=sign, margin=margin) == expected
+
+
+def _bucket(q: int, bm25: float, dpr: float) -> dict:
+    return {"questions": q, "bm25": {"top20": bm25}, "dpr-nq": {"top20": dpr}}
+
+
+METRICS = {
+    "comparison": {"accuracy": {"bm25": 70.0, "dpr-nq": 62.0},
+                   "pairs": {"bm25_vs_dpr-nq": _d(8.0, 3.0, 13.0)}},
+    "buckets": {"retrievers": ["bm25", "dpr-nq"], "bucket_order": "ascending", "sets": {
+        "rand-ent": {"P19": {"bucket0": _bucket(10, 80.0, 20.0), "bucket1": _bucket(2, 90.0, 70.0)},
+                     "P36": {"bucket0": _bucket(10, 90.0, 40.0), "bucket1": _bucket(0, 0, 0)}},
+        "train-ent": {"P19": {"bucket0": _bucket(4, 85.0, 25.0)}}}},
+    "retriever_experiments": {"baseline": "dpr-nq", "pattern": {
+        "rows": [{"relation": "P19", "template": "test", "mode": "onlyQ", "status": "ran",
+                  "top_k": 70.0, "bm25": 90.0, "baseline": 40.0,
+                  "vs_baseline": _d(30.0, 20.0, 40.0)},
+                 {"relation": "P19", "template": "similar", "mode": "onlyQ", "status": "ran",
+                  "top_k": 45.0, "bm25": 90.0, "baseline": 40.0,
+                  "vs_baseline": _d(5.0, -1.0, 11.0)}],
+        "onlyP_vs_onlyQ": [{"relation": "P19", "template": "test", "status": "ran",
+                            "difference": _d(-2.0, -6.0, 2.0)}]},
+        "multitask": {"differences": [
+            {"relation": "P19", "a": "single", "b": "baseline", "on": "nq-dev",
+             "difference": _d(-6.0, -10.0, -2.0)},
+            {"relation": "P19", "a": "multi", "b": "single", "on": "nq-dev",
+             "difference": _d(4.0, -1.0, 9.0)},
+            {"relation": "P19", "a": "multi", "b": "single", "on": "eq-all",
+             "difference": _d(9.0, 8.0, 10.0)}]}},
+    "readers": {"readers": {"minilm": {
+        "adv": {"questions": 50, "orig": {"f1": 80.0}, "para": {"f1": 70.0},
+                "f1_drop": _d(10.0, 2.0, 18.0)},
+        "dev": {"questions": 150, "orig": {"f1": 75.0}, "para": {"f1": 74.0},
+                "f1_drop": _d(1.0, -3.0, 5.0)}}}},
+    "reader_augmentation": {"kinds": {"adversarial": {"sets": {
+        "adv_para": {"before": {"f1": 70.0}, "after": {"f1": 76.0},
+                     "f1_gain": _d(6.0, 1.0, 11.0)},
+        "squad_dev": {"before": {"f1": 75.0}, "after": {"f1": 70.0},
+                      "f1_gain": _d(-5.0, -8.0, -2.0)}}}}},
+}
+
+
+def _artifacts(tmp_path: Path, metrics: dict) -> dict[str, Path]:
+    paths = {}
+    for name, content in metrics.items():
+        paths[name] = tmp_path / f"{name}.json"
+        paths[name].write_text(json.dumps(content), encoding="utf-8")
+    return paths
+
+
+def test_each_finding_is_read_from_its_metrics_with_its_verdict(tmp_path):
+    found = {f.claim: f for f in study_findings(_artifacts(tmp_path, METRICS))}
+    bm25 = found["BM25 above DPR-NQ by >= 10 points of macro top-20 (72.0 vs 49.7)"]
+    assert bm25.measured == "BM25 70.00, dpr-nq 62.00: +8.00 [+3.00, +13.00]"
+    assert bm25.verdict == NOT_ESTABLISHED  # significant, but short of the 10 points
+    falls = next(f for c, f in found.items() if c.startswith("DPR-NQ falls"))
+    # pooled over relations: rarest 20 questions (dpr 30.0, bm25 85.0), most popular 2
+    assert "rarest bucket (20 q) -> most popular (2 q): dpr-nq 30.0 -> 70.0; bm25 85.0 -> 90.0" \
+        in falls.measured and falls.verdict == AS_PAPER
+    seen = next(f for c, f in found.items() if c.startswith("DPR-NQ better on subjects seen"))
+    assert "train-ent 25.0 (4 q), rand-ent 33.6 (22 q)" in seen.measured
+    assert seen.verdict == NOT_AS_PAPER
+    closes = next(f for c, f in found.items() if c.startswith("Fine-tuning on the question"))
+    assert "60% of the gap to BM25 90.00" in closes.measured and closes.verdict == REPRODUCED
+    assert not any("similar" in c and "closes" in c for c in found)  # the test template only
+    beats = next(f for c, f in found.items() if c.startswith("onlyP"))
+    assert beats.claim.endswith("P19, test template") and beats.verdict == NOT_REPRODUCED
+    loses = next(f for c, f in found.items() if c.startswith("Fine-tuning on one relation"))
+    assert loses.verdict == REPRODUCED and "-6.00 [-10.00, -2.00]" in loses.measured
+    keeps = next(f for c, f in found.items() if c.startswith("Multi-task"))
+    assert keeps.verdict == NOT_ESTABLISHED and "+4.00 [-1.00, +9.00]" in keeps.measured
+    readers = {c.rsplit(", ", 1)[1]: f for c, f in found.items() if c.startswith("Readers lose")}
+    assert readers["adv"].verdict == REPRODUCED and readers["dev"].verdict == NOT_ESTABLISHED
+    more = next(f for c, f in found.items() if c.startswith("The adversarial set loses more"))
+    assert more.measured == "F1 drop adv +10.00, dev +1.00" and more.verdict == AS_PAPER
+    helps = next(f for c, f in found.items() if c.startswith("Re-training"))
+    assert helps.claim.endswith(": adversarial") and helps.verdict == REPRODUCED
+    assert "adv_para F1 70.00 -> 76.00" in helps.measured
+    little = next(f for c, f in found.items() if c.startswith("The original dev set"))
+    assert little.verdict == NOT_REPRODUCED  # the dev set's fall is established
+
+
+def test_missing_metrics_name_the_stage_to_run(tmp_path):
+    found = study_findings({})
+    assert {f.verdict for f in found} == {NOT_RUN}
+    assert {f.measured for f in found} >= {
+        "no metrics (`qastress stage retrieval`)",
+        "no metrics (`qastress stage retriever-experiments`)",
+        "no metrics (`qastress stage readers`)",
+        "no metrics (`qastress stage reader-augmentation`)"}
+    partial = study_findings(_artifacts(tmp_path, {"readers": METRICS["readers"]}))
+    assert sum(f.verdict != NOT_RUN for f in partial) == 3  # two sets and adv-vs-dev
+
+
+def test_the_markdown_table_has_a_row_per_finding_and_the_rule():
+    found = study_findings({})
+    table = findings_markdown(found)
+    rows = [line for line in table.splitlines() if line.startswith("| ")]
+    assert len(rows) == len(found) + 1 and rows[0] == "| paper | finding | this run | verdict |"
+    assert "Verdicts: reproduced = in the paper's direction" in table
