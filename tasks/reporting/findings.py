@@ -73,16 +73,27 @@ def verdict(d: Mapping[str, Any], sign: int = 1, margin: float = 0.0) -> str:
 
 
 def study_findings(artifacts: Mapping[str, Path]) -> list[Finding]:
-    """Every finding of both papers (see :data:`tasks.reporting.html_report.report_artifacts`
-    for the names of ``artifacts``)."""
-    comparison = _load(artifacts.get("comparison"))
-    experiments = _load(artifacts.get("retriever_experiments"))
+    """Every finding of both papers from the metrics files named in ``artifacts`` (the names of
+    :func:`tasks.reporting.html_report.report_artifacts`)."""
+    return findings_from_metrics({name: _load(artifacts.get(name)) for name in METRICS})
+
+
+#: The metrics the findings read: report artifact name -> metrics file name.
+METRICS = {"comparison": "retrieval_comparison.json", "buckets": "retrieval_buckets.json",
+           "retriever_experiments": "retriever_experiments.json", "readers": "readers.json",
+           "reader_augmentation": "reader_augmentation.json"}
+
+
+def findings_from_metrics(metrics: Mapping[str, Any]) -> list[Finding]:
+    """Every finding of both papers from loaded metrics (keys of :data:`METRICS`; a missing or
+    ``None`` value: that flow has not run)."""
+    experiments = metrics.get("retriever_experiments")
     baseline = (experiments or {}).get("baseline", "dpr-nq")
-    return [*_bm25_vs_dense(comparison, baseline),
-            *_popularity(_load(artifacts.get("buckets")), baseline),
+    return [*_bm25_vs_dense(metrics.get("comparison"), baseline),
+            *_popularity(metrics.get("buckets"), baseline),
             *_fine_tuning(experiments, baseline),
-            *_readers(_load(artifacts.get("readers"))),
-            *_augmentation(_load(artifacts.get("reader_augmentation")))]
+            *_readers(metrics.get("readers")),
+            *_augmentation(metrics.get("reader_augmentation"))]
 
 
 def _not_run(paper: str, claim: str, flow: str) -> Finding:

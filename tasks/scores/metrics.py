@@ -40,6 +40,37 @@ def flatten(obj: Any, prefix: str) -> dict[str, Scalar]:
     return {prefix: obj}
 
 
+def unflatten(flat: dict[str, Scalar], file: str) -> Any:
+    """The JSON value of metrics file ``file`` back from :func:`flatten`'s leaves (those keyed
+    ``file#...``): objects whose keys are exactly ``0..n-1`` become lists, ``"[]"`` and
+    ``"{}"`` empty containers. ``None`` when no leaf belongs to ``file``."""
+    prefix = f"{file}#"
+    tree: dict[str, Any] = {}
+    found = False
+    for key, value in flat.items():
+        if not key.startswith(prefix):
+            continue
+        found = True
+        tokens = [t.replace("~1", "/").replace("~0", "~")
+                  for t in key[len(prefix):].split("/")[1:]]
+        if not tokens:
+            return json.loads(value) if value in ("[]", "{}") else value
+        node = tree
+        for token in tokens[:-1]:
+            node = node.setdefault(token, {})
+        node[tokens[-1]] = json.loads(value) if value in ("[]", "{}") else value
+    return _listify(tree) if found else None
+
+
+def _listify(node: Any) -> Any:
+    if not isinstance(node, dict):
+        return node
+    items = {key: _listify(value) for key, value in node.items()}
+    if items and sorted(items) == sorted(str(i) for i in range(len(items))):
+        return [items[str(i)] for i in range(len(items))]
+    return items
+
+
 def read_metrics(metrics_dir: Path) -> dict[str, Scalar]:
     """Every leaf of every ``*.json`` in ``metrics_dir`` (files sorted by name)."""
     metrics_dir = Path(metrics_dir)

@@ -19,7 +19,7 @@ from tasks.scores.expected import (
     updated_expected,
     write_expected,
 )
-from tasks.scores.metrics import MetricsError, read_metrics
+from tasks.scores.metrics import MetricsError, read_metrics, unflatten
 
 runner = CliRunner()
 
@@ -45,6 +45,17 @@ def test_read_metrics_flattens_every_leaf(tmp_path):
         "retrieval_bm25.json#/per_relation/P19/top20": 75.0,
         "retrieval_bm25.json#/per_relation/P~1x/top20": 70.0,  # "/" escaped (RFC 6901)
         "retrieval_bm25.json#/questions": 480}
+
+
+def test_unflatten_gives_back_each_file(tmp_path):
+    other = {"list": [1, {"a": None}, []], "empty": {}, "a~b/c": {"0": "x", "1": "y"},
+             "rows": [{"k": 1}, {"k": 2}]}
+    found = read_metrics(_metrics(tmp_path, retrieval_bm25=BASE, other=other))
+    assert unflatten(found, "retrieval_bm25.json") == BASE
+    back = unflatten(found, "other.json")
+    # a dict keyed exactly "0".."n-1" comes back as a list: the one shape flatten loses
+    assert back == {**other, "a~b/c": ["x", "y"]}
+    assert unflatten(found, "missing.json") is None
 
 
 def test_read_metrics_errors_name_the_file(tmp_path):
