@@ -7,43 +7,57 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tasks.reporting.findings import METRICS, VERDICT_RULE, findings_from_metrics
 from tasks.scores.machine_variants import expected_on
 from tasks.scores.metrics import unflatten
 
 ROOT = Path(__file__).resolve().parents[1]
-START, END = "<!-- findings:demo (generated: tests/test_readme_findings.py) -->", \
-    "<!-- /findings:demo -->"
-#: Machine column -> a CPU model name its expected scores apply to.
-MACHINES = {"Intel Xeon (`demo.yaml`)": "Intel(R) Xeon(R) CPU",
-            "AMD EPYC (`demo@amd-epyc.yaml`)": "AMD EPYC 7B13"}
+#: README block -> (profile, {machine column: a CPU model its expected scores apply to}).
+BLOCKS = {
+    "demo": ("demo", {"Intel Xeon (`demo.yaml`)": "Intel(R) Xeon(R) CPU",
+                      "AMD EPYC (`demo@amd-epyc.yaml`)": "AMD EPYC 7B13"}),
+    "demo-large": ("demo-large", {"AMD EPYC (`demo-large.yaml`)": "AMD EPYC 7B13"}),
+}
 
 
-def _findings(cpu: str):
-    scores = dict(expected_on(ROOT / "tasks/scores/expected/demo.yaml", cpu).scores)
+def _markers(block: str) -> tuple[str, str]:
+    return (f"<!-- findings:{block} (generated: tests/test_readme_findings.py) -->",
+            f"<!-- /findings:{block} -->")
+
+
+def _findings(profile: str, cpu: str):
+    scores = dict(expected_on(ROOT / f"tasks/scores/expected/{profile}.yaml", cpu).scores)
     return findings_from_metrics({name: unflatten(scores, file)
                                   for name, file in METRICS.items()})
 
 
-def demo_findings_block() -> str:
-    """The README block: one row per finding, this machine's numbers and verdict per column."""
-    per_machine = [_findings(cpu) for cpu in MACHINES.values()]
-    lines = [START, "| paper | finding | " + " | ".join(MACHINES) + " |",
-             "|---|---|" + "---|" * len(MACHINES)]
+def findings_block(block: str) -> str:
+    """A README block: one row per finding, each machine's numbers and verdict in a column."""
+    profile, machines = BLOCKS[block]
+    start, end = _markers(block)
+    per_machine = [_findings(profile, cpu) for cpu in machines.values()]
+    lines = [start, "| paper | finding | " + " | ".join(machines) + " |",
+             "|---|---|" + "---|" * len(machines)]
     for row in zip(*per_machine, strict=True):
         cells = [f"{f.measured}: **{f.verdict}**" for f in row]
         lines.append(f"| {row[0].paper} | {row[0].claim} | " + " | ".join(cells) + " |")
-    return "\n".join([*lines, "", VERDICT_RULE, END])
+    return "\n".join([*lines, "", VERDICT_RULE, end])
 
 
-def test_the_readme_findings_table_is_the_pinned_scores():
+@pytest.mark.parametrize("block", list(BLOCKS))
+def test_the_readme_findings_tables_are_the_pinned_scores(block):
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert START in readme and END in readme, f"README.md has no {START} block"
-    block = readme[readme.index(START):readme.index(END) + len(END)]
-    expected = demo_findings_block()
-    assert block == expected, "README.md's findings block is stale; replace it with:\n" + expected
+    start, end = _markers(block)
+    assert start in readme and end in readme, f"README.md has no {start} block"
+    found = readme[readme.index(start):readme.index(end) + len(end)]
+    expected = findings_block(block)
+    assert found == expected, "README.md's findings block is stale; replace it with:\n" + expected
 
 
-def test_both_machines_have_every_finding():
-    for cpu in MACHINES.values():
-        assert all(f.verdict != "not run" for f in _findings(cpu))
+@pytest.mark.parametrize("block", list(BLOCKS))
+def test_every_finding_has_pinned_metrics(block):
+    profile, machines = BLOCKS[block]
+    for cpu in machines.values():
+        assert all(f.verdict != "not run" for f in _findings(profile, cpu))
