@@ -206,7 +206,8 @@ def stage_runner(workers: int, before_close: Callable[[], Any] | None = None) ->
     level = chatter.level
     chatter.setLevel(max(level, logging.WARNING))
     # prefect-dask logs the client's dashboard link, formatted from Dask's template even when
-    # the cluster has no dashboard: a URL where nothing answers
+    # the cluster has no dashboard: the scheduler's HTTP server (health, metrics) answers that
+    # URL with 404
     runner_log = logging.getLogger("prefect.task_runner.dask")
     no_link = _DropDashboardLink()
     runner_log.addFilter(no_link)
