@@ -138,3 +138,17 @@ def test_the_markdown_table_has_a_row_per_finding_and_the_rule():
     rows = [line for line in table.splitlines() if line.startswith("| ")]
     assert len(rows) == len(found) + 1 and rows[0] == "| paper | finding | this run | verdict |"
     assert "Verdicts: reproduced = in the paper's direction" in table
+
+
+def test_the_report_shows_the_findings_in_its_overview_and_headline(tmp_path):
+    from tasks.config import Params, PathsConfig
+    from tasks.layout import Layout
+    from tasks.reporting.html_report import build_report, report_artifacts
+
+    paths = {name: tmp_path / name for name in ("data", "results", "metrics", "plots", "reports")}
+    params = Params(profile="smoke", paths=PathsConfig(**paths, state=tmp_path / "state"))
+    report = build_report(params, report_artifacts(Layout(params)))  # no flow has run
+    assert "The papers&#39; findings</h3>" in report.html
+    assert "Readers lose EM/F1 on paraphrased questions (Tables 1-2)</td>" in report.html
+    assert "## The papers' findings" in report.headline and report.findings in report.headline
+    assert "| no metrics (`qastress stage retrieval`) | not run |" in report.findings
