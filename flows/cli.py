@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from flows._cli_params import load_params_or_exit
-from flows.cli_checks import check_scores, dag_app
+from flows.cli_checks import check_scores, dag_app, findings
 from flows.cli_eval import eval_app
 from tasks.pipeline.stages import STAGES, flows_by_command
 
@@ -335,6 +335,7 @@ def serve(profile: ProfileOpt = None, params: ParamsOpt = None) -> None:
 
 
 app.command("check-scores")(check_scores)
+app.command("findings")(findings)
 app.add_typer(dag_app, name="dag")
 
 

@@ -1,5 +1,6 @@
-"""``qastress dag write|check`` and ``qastress check-scores``: the generated DAG files and the
-expected scores, both checked against their single source.
+"""``qastress dag write|check``, ``qastress check-scores`` and ``qastress findings``: the
+generated DAG files and the expected scores, both checked against their single source, and the
+papers' findings of a run or of the pinned scores.
 
 Imported by :mod:`flows.cli`; heavy libraries are imported inside the commands.
 """
@@ -162,3 +163,55 @@ def check_scores(
         typer.secho("scores differ from the expected ones: fix the regression, or update the "
                     f"file deliberately with `{update_command}`", fg="red", err=True)
         raise typer.Exit(1)
+
+
+def findings(
+    profile: Annotated[str | None, typer.Option(
+        "--profile", "-p", help="Whose run or pins (smoke | demo | demo-large | real); default: "
+        "$QASTRESS_PROFILE, then params.yaml's `profile`.")] = None,
+    params: Annotated[Path | None, typer.Option(
+        "--params", help="The params file (default: $QASTRESS_PARAMS or ./params.yaml).")] = None,
+    metrics: Annotated[Path | None, typer.Option(
+        help="The metrics directory (default: the profile's paths.metrics).")] = None,
+    pinned: Annotated[bool, typer.Option(
+        "--pinned", help="Read the numbers pinned in the profile's expected scores "
+        "(`tasks/scores/expected/<profile>.yaml`, with the machine variant) instead of a "
+        "run's metrics.")] = False,
+    machine: Annotated[str | None, typer.Option(
+        "--machine", help="With --pinned: the CPU model name whose machine variant applies; "
+        "default: this machine's; `none`: the base file alone.")] = None,
+) -> None:
+    """Print the papers' findings as a Markdown table: each claim with the numbers, their
+    paired bootstrap CIs and a verdict by the rule of `tasks/reporting/findings.py` (the
+    table at the top of the report). A finding whose metrics are missing names the stage to
+    run."""
+    import json
+
+    from flows._cli_params import load_params_or_exit
+    from tasks.pipeline.machine_speed import cpu_model
+    from tasks.reporting.findings import METRICS, findings_from_metrics, findings_markdown
+    from tasks.scores.expected import ExpectedScoresError, expected_path, load_expected
+    from tasks.scores.machine_variants import expected_on
+    from tasks.scores.metrics import unflatten
+
+    resolved = load_params_or_exit(params, profile)
+    try:
+        if pinned:
+            path = expected_path(resolved.profile)
+            cpu = cpu_model() if machine is None else machine
+            scores = dict((load_expected(path) if cpu == "none" else expected_on(path, cpu))
+                          .scores)
+            loaded = {name: unflatten(scores, file) for name, file in METRICS.items()}
+            measured_on = f"pinned ({path.name}" + ("" if cpu == "none" else f", CPU {cpu}") + ")"
+        else:
+            metrics_dir = metrics or resolved.paths.metrics
+            if not metrics_dir.is_dir():
+                raise ExpectedScoresError(f"{metrics_dir}: no metrics directory; run the study "
+                                          "first (`qastress run`), or use --pinned")
+            loaded = {name: json.loads((metrics_dir / file).read_text(encoding="utf-8"))
+                      for name, file in METRICS.items() if (metrics_dir / file).is_file()}
+            measured_on = f"this run ({metrics_dir})"
+    except (OSError, ValueError) as exc:
+        typer.secho(f"error: {exc}", fg="red", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(findings_markdown(findings_from_metrics(loaded), measured_on), nl=False)

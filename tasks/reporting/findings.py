@@ -245,9 +245,10 @@ def _augmentation(augmentation: Any) -> Iterator[Finding]:
                           else NOT_REPRODUCED)
 
 
-def findings_markdown(findings: list[Finding]) -> str:
-    """The findings as a Markdown table, with the verdict rule under it."""
-    lines = ["| paper | finding | this run | verdict |", "|---|---|---|---|"]
+def findings_markdown(findings: list[Finding], measured_on: str = "this run") -> str:
+    """The findings as a Markdown table (``measured_on`` heads the numbers' column), with the
+    verdict rule under it."""
+    lines = [f"| paper | finding | {measured_on} | verdict |", "|---|---|---|---|"]
     lines += [f"| {f.paper} | {f.claim} | {f.measured} | {f.verdict} |" for f in findings]
     lines += ["", VERDICT_RULE]
     return "\n".join(lines) + "\n"

@@ -19,6 +19,7 @@ from tasks.reporting.findings import (
     study_findings,
     verdict,
 )
+from tasks.reporting.findings import METRICS as FILES
 
 
 def _d(difference: float, low: float, high: float) -> dict:
@@ -152,3 +153,27 @@ def test_the_report_shows_the_findings_in_its_overview_and_headline(tmp_path):
     assert "Readers lose EM/F1 on paraphrased questions (Tables 1-2)</td>" in report.html
     assert "## The papers' findings" in report.headline and report.findings in report.headline
     assert "| no metrics (`qastress stage retrieval`) | not run |" in report.findings
+
+
+def test_the_findings_command_reads_a_run_or_the_pins(tmp_path):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    runner = CliRunner()
+    metrics = tmp_path / "metrics"
+    metrics.mkdir()
+    for name, content in METRICS.items():
+        (metrics / FILES[name]).write_text(json.dumps(content), encoding="utf-8")
+    run = runner.invoke(app, ["findings", "--metrics", str(metrics)])
+    assert run.exit_code == 0, run.output
+    assert f"| paper | finding | this run ({metrics}) | verdict |" in run.output
+    assert "| 50 pairs, F1 80.00 -> 70.00, drop +10.00 [+2.00, +18.00] | reproduced |" in \
+        run.output
+    intel = runner.invoke(app, ["findings", "--pinned", "-p", "demo", "--machine", "none"])
+    amd = runner.invoke(app, ["findings", "--pinned", "-p", "demo", "--machine", "AMD EPYC 7B13"])
+    assert intel.exit_code == amd.exit_code == 0
+    assert "pinned (demo.yaml)" in intel.output and "| 47 pairs, F1 84.40" in intel.output
+    assert "pinned (demo.yaml, CPU AMD EPYC 7B13)" in amd.output and "| 56 pairs" in amd.output
+    missing = runner.invoke(app, ["findings", "--metrics", str(tmp_path / "none")])
+    assert missing.exit_code == 2 and "no metrics directory" in missing.output
