@@ -217,7 +217,11 @@ def stage_runner(workers: int, before_close: Callable[[], Any] | None = None) ->
                 cluster_class="distributed.LocalCluster",
                 cluster_kwargs={"n_workers": workers, "threads_per_worker": 1,
                                 "processes": True, "host": LOOPBACK, "dashboard_address": None,
-                                "memory_limit": 0})
+                                "memory_limit": 0,
+                                # the scheduler's HTTP server (health, metrics) runs without a
+                                # dashboard too: on a free loopback port, not Dask's 8787
+                                "scheduler_kwargs": {"dashboard": False,
+                                                     "dashboard_address": f"{LOOPBACK}:0"}})
             with runner:
                 try:
                     yield runner

@@ -209,7 +209,8 @@ def test_prepare_worker_exit_calls_the_hook_then_freezes_the_heap():
 
 def test_the_stage_cluster_logs_no_dashboard_link_since_it_has_no_dashboard():
     """prefect-dask logs Dask's templated dashboard URL even without a dashboard; the stage
-    cluster's start shows its other lines, not that one, and the filter goes with it."""
+    cluster's start shows its other lines, not that one, and the filter goes with it. Its
+    scheduler's HTTP server does not take Dask's default port."""
     import logging
 
     from tasks.distribution import stage_runner
@@ -222,11 +223,13 @@ def test_the_stage_cluster_logs_no_dashboard_link_since_it_has_no_dashboard():
     level = runner_log.level
     runner_log.setLevel(logging.INFO)
     try:
-        with stage_runner(1):
-            pass
+        with stage_runner(1) as runner:
+            # its HTTP server takes a free port (ephemeral), never Dask's default 8787
+            http_port = runner.client.scheduler_info()["services"]["dashboard"]
     finally:
         runner_log.removeHandler(handler)
         runner_log.setLevel(level)
     assert any("Creating a new Dask cluster" in m for m in messages), messages
     assert not any("dashboard" in m for m in messages), messages
+    assert http_port != 8787
     assert not [f for f in runner_log.filters if type(f).__name__ == "_DropDashboardLink"]
