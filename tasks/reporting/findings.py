@@ -209,6 +209,8 @@ def _readers(readers: Any) -> Iterator[Finding]:
         yield _not_run(PARA_PAPER, lose, "readers")
     drops = {}
     for reader, sets in models.items():
+        if not sets:
+            yield Finding(PARA_PAPER, f"{lose}: {reader}", _NO_PAIRS, NOT_RUN)
         for name, cell in sets.items():
             yield Finding(PARA_PAPER, f"{lose}: {reader}, {name}", f"{cell['questions']} pairs, "
                           f"F1 {cell['orig']['f1']:.2f} -> {cell['para']['f1']:.2f}, drop "
@@ -221,6 +223,7 @@ def _readers(readers: Any) -> Iterator[Finding]:
                           f"{_pts(dev)}", AS_PAPER if adv > dev else NOT_AS_PAPER)
 
 
+_NO_PAIRS = "no paraphrased pairs to read (the paraphrased set is empty)"
 #: Augmentation kind -> the paraphrased set the paper measures it on.
 _AUGMENTED_ON = {"non_adversarial": "dev_para", "adversarial": "adv_para"}
 
@@ -228,16 +231,19 @@ _AUGMENTED_ON = {"non_adversarial": "dev_para", "adversarial": "adv_para"}
 def _augmentation(augmentation: Any) -> Iterator[Finding]:
     helps = "Re-training with paraphrased questions improves the paraphrased sets (Tables 3-6)"
     little = "The original dev set moves little (no established change)"
-    kinds = (augmentation or {}).get("kinds", {})
-    rows = [(kind, _AUGMENTED_ON[kind], cell["sets"]) for kind, cell in kinds.items()
-            if kind in _AUGMENTED_ON and _AUGMENTED_ON[kind] in cell.get("sets", {})]
-    if not rows:
+    kinds = {kind: cell.get("sets", {}) for kind, cell in
+             (augmentation or {}).get("kinds", {}).items() if kind in _AUGMENTED_ON}
+    if not kinds:
         yield _not_run(PARA_PAPER, helps, "reader-augmentation")
-    for kind, target, sets in rows:
-        gain = sets[target]["f1_gain"]
-        yield Finding(PARA_PAPER, f"{helps}: {kind}", f"{target} F1 "
-                      f"{sets[target]['before']['f1']:.2f} -> {sets[target]['after']['f1']:.2f}"
-                      f" ({_diff(gain)})", verdict(gain))
+    for kind, sets in kinds.items():
+        target = _AUGMENTED_ON[kind]
+        if target not in sets:
+            yield Finding(PARA_PAPER, f"{helps}: {kind}", _NO_PAIRS, NOT_RUN)
+        else:
+            gain = sets[target]["f1_gain"]
+            yield Finding(PARA_PAPER, f"{helps}: {kind}", f"{target} F1 "
+                          f"{sets[target]['before']['f1']:.2f} -> "
+                          f"{sets[target]['after']['f1']:.2f} ({_diff(gain)})", verdict(gain))
         if "squad_dev" in sets:
             gain = sets["squad_dev"]["f1_gain"]
             yield Finding(PARA_PAPER, f"{little}: {kind}", f"SQuAD-style dev F1 {_diff(gain)}",

@@ -177,3 +177,20 @@ def test_the_findings_command_reads_a_run_or_the_pins(tmp_path):
     assert "pinned (demo.yaml, CPU AMD EPYC 7B13)" in amd.output and "| 56 pairs" in amd.output
     missing = runner.invoke(app, ["findings", "--metrics", str(tmp_path / "none")])
     assert missing.exit_code == 2 and "no metrics directory" in missing.output
+
+
+def test_empty_paraphrased_sets_are_named_not_skipped(tmp_path):
+    """The smoke profile's paraphrased sets can be empty: the reader rows say so, and the
+    dev set's row of an augmentation still shows."""
+    metrics = {"readers": {"readers": {"minilm": {}}},
+               "reader_augmentation": {"kinds": {"non_adversarial": {"sets": {
+                   "squad_dev": {"f1_gain": _d(1.0, -2.0, 4.0)}}}}}}
+    found = {f.claim: f for f in study_findings(_artifacts(tmp_path, metrics))}
+    for claim in ("Readers lose EM/F1 on paraphrased questions (Tables 1-2): minilm",
+                  "Re-training with paraphrased questions improves the paraphrased sets "
+                  "(Tables 3-6): non_adversarial"):
+        assert found[claim].verdict == NOT_RUN and "paraphrased set is empty" in \
+            found[claim].measured
+    little = found["The original dev set moves little (no established change): non_adversarial"]
+    assert little.verdict == REPRODUCED and little.measured == "SQuAD-style dev F1 +1.00 " \
+        "[-2.00, +4.00]"
