@@ -118,7 +118,7 @@ def report_buckets(params: Params, layout: Layout, names: list[str], runs: dict[
         {name: runs[name] for name in names}, queries, passages,
         metrics_path=layout.retrieval_buckets_metrics, ks=list(cfg.ks),
         mode=cfg.has_answer_mode, bucket_order=params.entity_questions.bucket_order,
-        questions_table=layout.questions_table)
+        questions_table=layout.questions_table, k=cfg.headline_k)
     png = layout.retrieval_buckets_plot
     plot_buckets_task(layout.retrieval_buckets_metrics, cfg.headline_k, png,
                       png.with_suffix(".csv"))

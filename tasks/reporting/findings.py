@@ -14,9 +14,9 @@ paper claims a fall):
 "The original dev set moves little" is the one claim of no change: reproduced when the CI of
 the change includes 0, not reproduced when it excludes it.
 
-Findings whose metrics carry no CI (the popularity buckets; the adversarial set's drop against
-the non-adversarial one) get **as the paper, no CI** or **not as the paper**: a direction, not
-evidence.
+Findings whose metrics carry no CI (the adversarial set's drop against the non-adversarial
+one; the popularity buckets of metrics written before their contrasts) get **as the paper, no
+CI** or **not as the paper**: a direction, not evidence.
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def _popularity(buckets: Any, baseline: str) -> Iterator[Finding]:
         yield _not_run(EQ_PAPER, falls, "retrieval")
         yield _not_run(EQ_PAPER, seen, "retrieval")
         return
-    sets = buckets["sets"]
+    sets, contrasts = buckets["sets"], buckets.get("contrasts", {})
     names = sorted({b for rel in sets.get("rand-ent", {}).values() for b in rel},
                    key=lambda b: int(b.removeprefix("bucket")))
     if not names:
@@ -141,22 +141,35 @@ def _popularity(buckets: Any, baseline: str) -> Iterator[Finding]:
         rare, popular = names[0], names[-1]
         if buckets.get("bucket_order") == "descending":
             rare, popular = popular, rare
+        rise = contrasts.get("popularity_rise", {})
+        rare, popular = rise.get("rare_bucket", rare), rise.get("popular_bucket", popular)
         rises, parts = {}, []
         for retriever in (baseline, "bm25"):
             low, n_low = _pooled(sets, "rand-ent", rare, retriever)
             high, n_high = _pooled(sets, "rand-ent", popular, retriever)
             rises[retriever] = high - low
             parts.append(f"{retriever} {low:.1f} -> {high:.1f}")
-        yield Finding(EQ_PAPER, falls, f"rand-ent, rarest bucket ({n_low} q) -> most popular "
-                      f"({n_high} q): " + "; ".join(parts),
-                      AS_PAPER if rises[baseline] > rises["bm25"] else NOT_AS_PAPER)
+        measured = (f"rand-ent, rarest bucket ({n_low} q) -> most popular ({n_high} q): "
+                    + "; ".join(parts))
+        versus = contrasts.get("popularity_rise", {}).get("rise_minus_bm25", {}).get(baseline)
+        if versus is None:  # metrics of a run before the contrasts: a direction only
+            yield Finding(EQ_PAPER, falls, measured,
+                          AS_PAPER if rises[baseline] > rises["bm25"] else NOT_AS_PAPER)
+        else:
+            yield Finding(EQ_PAPER, falls, f"{measured}; {baseline}'s rise - BM25's "
+                          f"{_diff(versus)}", verdict(versus))
     train, n_train = _pooled(sets, "train-ent", None, baseline)
     rand, n_rand = _pooled(sets, "rand-ent", None, baseline)
     if not n_train or not n_rand:
         yield _not_run(EQ_PAPER, seen, "retrieval")
         return
-    yield Finding(EQ_PAPER, seen, f"{baseline} top-20: train-ent {train:.1f} ({n_train} q), "
-                  f"rand-ent {rand:.1f} ({n_rand} q)", AS_PAPER if train > rand else NOT_AS_PAPER)
+    measured = (f"{baseline} top-20: train-ent {train:.1f} ({n_train} q), rand-ent {rand:.1f} "
+                f"({n_rand} q)")
+    difference = contrasts.get("seen_minus_random", {}).get("difference", {}).get(baseline)
+    if difference is None:
+        yield Finding(EQ_PAPER, seen, measured, AS_PAPER if train > rand else NOT_AS_PAPER)
+    else:
+        yield Finding(EQ_PAPER, seen, f"{measured}, {_diff(difference)}", verdict(difference))
 
 
 def _fine_tuning(experiments: Any, baseline: str) -> Iterator[Finding]:

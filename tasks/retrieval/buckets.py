@@ -20,11 +20,15 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from tasks.evaluation.has_answer import DEFAULT_MODE, HasAnswerMode
+from tasks.evaluation.topk import hits_at_k
 from tasks.io.atomic import write_json
 from tasks.io.trec import read_trec_run
 from tasks.orchestration import artifact_task
 from tasks.reporting.figures import write_bucket_accuracy
+from tasks.retrieval.bucket_contrasts import bucket_contrasts
 from tasks.retrieval.core import Passages, evaluate, passage_lookup
 from tasks.retrieval.evaluate import Run
 from tasks.retrieval.query_sets import SET_DIRS, QuerySet, group_key, read_query_set
@@ -53,25 +57,32 @@ def hyperlink_ranges(questions_table: Path | None) -> dict[str, list[int]]:
 
 
 def bucket_accuracy(runs: Mapping[str, Run], query_set: QuerySet, passages: Passages,
-                    ks: Sequence[int], mode: HasAnswerMode = DEFAULT_MODE) -> dict[str, dict]:
-    """``{group key: {"questions": n, retriever: {"top<k>": percent} | None}}``."""
+                    ks: Sequence[int], mode: HasAnswerMode = DEFAULT_MODE,
+                    hits_k: int = 20) -> tuple[dict[str, dict], dict[str, dict[str, np.ndarray]]]:
+    """``({group key: {"questions": n, retriever: {"top<k>": percent} | None}}, {group key:
+    {retriever: 0/1 per question, an answer in the top hits_k}})``."""
     groups = query_set.groups
     out: dict[str, dict] = {key: {"questions": len(items)} for key, items in groups.items()}
+    hits: dict[str, dict[str, np.ndarray]] = {key: {} for key in groups}
     for name, run in runs.items():
         evaluations = evaluate(run, query_set, passages, ks, mode, result_ctxs=0)
         for key in groups:
             accuracy = evaluations[key].accuracy if key in evaluations else None
             out[key][name] = (None if accuracy is None else
                               {f"top{k}": round(100 * v, 2) for k, v in accuracy.items()})
-    return out
+            firsts = evaluations[key].first_hits if key in evaluations else []
+            hits[key][name] = np.asarray(hits_at_k(firsts, hits_k), dtype=np.int8)
+    return out, hits
 
 
 def bucket_metrics(accuracy: Mapping[str, dict], sets: Sequence[str], relations: Sequence[str],
                    n_buckets: int, retrievers: Sequence[str], ks: Sequence[int],
                    mode: str, bucket_order: str,
-                   ranges: Mapping[str, list[int]] | None = None) -> dict:
+                   ranges: Mapping[str, list[int]] | None = None,
+                   contrasts: Mapping | None = None) -> dict:
     """The metrics JSON: ``sets -> relation -> bucket<b> -> {questions, hyperlinks?,
-    <retriever>: {top<k>: percent} | null}``."""
+    <retriever>: {top<k>: percent} | null}``, and the popularity ``contrasts`` with their CIs
+    (:func:`~tasks.retrieval.bucket_contrasts.bucket_contrasts`) when given."""
     ranges = ranges or {}
     nested: dict[str, dict] = {}
     for bucket_set in sets:
@@ -91,14 +102,16 @@ def bucket_metrics(accuracy: Mapping[str, dict], sets: Sequence[str], relations:
         "bucket_order": bucket_order,
         "bucket0": "rarest subjects" if bucket_order == "ascending" else "most frequent subjects",
         "sets": nested,
+        **({"contrasts": dict(contrasts)} if contrasts is not None else {}),
     }
 
 
 def evaluate_buckets(run_paths: dict[str, Path], queries: Path, passages: Path,
                      metrics_path: Path, ks: Sequence[int], mode: HasAnswerMode = DEFAULT_MODE,
                      bucket_order: str = "ascending",
-                     questions_table: Path | None = None) -> dict:
-    """Top-k accuracy of every retriever's bucket run per set, relation and bucket (JSON).
+                     questions_table: Path | None = None, k: int = 20) -> dict:
+    """Top-k accuracy of every retriever's bucket run per set, relation and bucket, and the
+    popularity contrasts at top-``k`` with bootstrap CIs (JSON).
 
     ``queries``: the file of a :func:`~tasks.retrieval.query_sets.bucket_query_set`;
     ``passages``: the table of :func:`~tasks.retrieval.core.collect_passages` (or a TSV).
@@ -106,11 +119,12 @@ def evaluate_buckets(run_paths: dict[str, Path], queries: Path, passages: Path,
     runs = {name: read_trec_run(path) for name, path in run_paths.items()}
     query_set = read_query_set(queries)
     scope = query_set.meta
-    accuracy = bucket_accuracy(runs, query_set, passage_lookup(passages, runs.values()), ks,
-                               mode)
+    accuracy, hits = bucket_accuracy(runs, query_set, passage_lookup(passages, runs.values()),
+                                     ks, mode, hits_k=k)
     metrics = bucket_metrics(accuracy, scope["sets"], scope["relations"], scope["n_buckets"],
                              list(runs), ks, mode, bucket_order,
-                             hyperlink_ranges(questions_table))
+                             hyperlink_ranges(questions_table),
+                             bucket_contrasts(hits, k, bucket_order))
     write_json(metrics_path, metrics, indent=2)
     return metrics
 

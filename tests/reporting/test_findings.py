@@ -194,3 +194,18 @@ def test_empty_paraphrased_sets_are_named_not_skipped(tmp_path):
     little = found["The original dev set moves little (no established change): non_adversarial"]
     assert little.verdict == REPRODUCED and little.measured == "SQuAD-style dev F1 +1.00 " \
         "[-2.00, +4.00]"
+
+
+def test_the_popularity_findings_take_their_verdicts_from_the_contrasts(tmp_path):
+    buckets = json.loads(json.dumps(METRICS["buckets"]))
+    buckets["contrasts"] = {
+        "popularity_rise": {"rare_bucket": "bucket0", "popular_bucket": "bucket1",
+                            "rise_minus_bm25": {"dpr-nq": _d(35.0, 12.0, 58.0)}},
+        "seen_minus_random": {"difference": {"dpr-nq": _d(-11.4, -30.0, 8.0)}}}
+    found = {f.claim.split(" (")[0]: f for f in study_findings(_artifacts(tmp_path,
+                                                                          {"buckets": buckets}))}
+    falls = found["DPR-NQ falls from the most to the least popular subjects by more than BM25"]
+    assert falls.verdict == REPRODUCED
+    assert falls.measured.endswith("; dpr-nq's rise - BM25's +35.00 [+12.00, +58.00]")
+    seen = found["DPR-NQ better on subjects seen in NQ training"]
+    assert seen.verdict == NOT_REPRODUCED and seen.measured.endswith(", -11.40 [-30.00, +8.00]")

@@ -81,7 +81,7 @@ def test_bucket_metrics_plot_and_csv(world):
                               root / "buckets.json")
     metrics = evaluate_buckets({"bm25": root / "bm25.trec", "dense": root / "dense.trec"},
                                queries, passages, root / "m.json", [1, 2],
-                               bucket_order="ascending", questions_table=table)
+                               bucket_order="ascending", questions_table=table, k=2)
     assert json.loads((root / "m.json").read_text()) == metrics
     rand, train = metrics["sets"]["rand-ent"], metrics["sets"]["train-ent"]
     assert rand["P19"]["bucket0"] == {"questions": 2, "hyperlinks": [3, 9],
@@ -95,6 +95,20 @@ def test_bucket_metrics_plot_and_csv(world):
     assert train["P19"]["bucket2"]["hyperlinks"] == [500, 500]
     assert train["P36"]["bucket2"] == {"questions": 0, "bm25": None, "dense": None}
     assert metrics["bucket0"] == "rarest subjects"
+    rise = metrics["contrasts"]["popularity_rise"]  # top-2, rand-ent pooled over relations
+
+    def pooled(bucket: str, name: str) -> float:
+        cells = [rand[r][bucket] for r in RELATIONS if rand[r][bucket]["questions"]]
+        return sum(c["questions"] * c[name]["top2"] for c in cells) / sum(
+            c["questions"] for c in cells)
+
+    first, last = rise["rare_bucket"], rise["popular_bucket"]
+    assert (first, rise["rare_questions"]) == ("bucket0", sum(
+        rand[r]["bucket0"]["questions"] for r in RELATIONS))
+    for name in ("bm25", "dense"):
+        assert rise["rise"][name]["difference"] == round(pooled(last, name)
+                                                         - pooled(first, name), 2)
+    assert set(metrics["contrasts"]["seen_minus_random"]["difference"]) == {"bm25", "dense"}
 
     png, csv_path = plot_buckets(root / "m.json", 2, root / "fig.png", root / "fig.csv")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
