@@ -69,14 +69,20 @@ def dag_check(root: RootOpt = None) -> None:
         raise typer.Exit(1)
 
 
+#: Options of the commands that read a run's metrics and the expected scores.
+ScoresProfileOpt = Annotated[str | None, typer.Option(
+    "--profile", "-p", help="Whose metrics and expected scores (smoke | demo | demo-large | "
+    "real); default: $QASTRESS_PROFILE, then params.yaml's `profile`.")]
+ScoresParamsOpt = Annotated[Path | None, typer.Option(
+    "--params", help="The params file (default: $QASTRESS_PARAMS or ./params.yaml).")]
+MetricsOpt = Annotated[Path | None, typer.Option(
+    help="The metrics directory (default: the profile's paths.metrics).")]
+
+
 def check_scores(
-    profile: Annotated[str | None, typer.Option(
-        "--profile", "-p", help="Whose expected scores (smoke | demo | demo-large | real); "
-        "default: $QASTRESS_PROFILE, then params.yaml's `profile`.")] = None,
-    params: Annotated[Path | None, typer.Option(
-        "--params", help="The params file (default: $QASTRESS_PARAMS or ./params.yaml).")] = None,
-    metrics: Annotated[Path | None, typer.Option(
-        help="The metrics directory (default: the profile's paths.metrics).")] = None,
+    profile: ScoresProfileOpt = None,
+    params: ScoresParamsOpt = None,
+    metrics: MetricsOpt = None,
     expected: Annotated[Path | None, typer.Option(
         help="The expected-scores file (default: `tasks/scores/expected/<profile>.yaml`).")] = None,
     update: Annotated[bool, typer.Option(
@@ -166,13 +172,9 @@ def check_scores(
 
 
 def findings(
-    profile: Annotated[str | None, typer.Option(
-        "--profile", "-p", help="Whose run or pins (smoke | demo | demo-large | real); default: "
-        "$QASTRESS_PROFILE, then params.yaml's `profile`.")] = None,
-    params: Annotated[Path | None, typer.Option(
-        "--params", help="The params file (default: $QASTRESS_PARAMS or ./params.yaml).")] = None,
-    metrics: Annotated[Path | None, typer.Option(
-        help="The metrics directory (default: the profile's paths.metrics).")] = None,
+    profile: ScoresProfileOpt = None,
+    params: ScoresParamsOpt = None,
+    metrics: MetricsOpt = None,
     pinned: Annotated[bool, typer.Option(
         "--pinned", help="Read the numbers pinned in the profile's expected scores "
         "(`tasks/scores/expected/<profile>.yaml`, with the machine variant) instead of a "
