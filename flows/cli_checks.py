@@ -187,14 +187,17 @@ def findings(
     paired bootstrap CIs and a verdict by the rule of `tasks/reporting/findings.py` (the
     table at the top of the report). A finding whose metrics are missing names the stage to
     run."""
-    import json
-
     from flows._cli_params import load_params_or_exit
     from tasks.pipeline.machine_speed import cpu_model
-    from tasks.reporting.findings import METRICS, findings_from_metrics, findings_markdown
+    from tasks.reporting.findings import (
+        METRICS,
+        findings_from_metrics,
+        findings_markdown,
+        metrics_from_scores,
+        study_findings,
+    )
     from tasks.scores.expected import ExpectedScoresError, expected_path, load_expected
     from tasks.scores.machine_variants import expected_on
-    from tasks.scores.metrics import unflatten
 
     resolved = load_params_or_exit(params, profile)
     try:
@@ -203,17 +206,16 @@ def findings(
             cpu = cpu_model() if machine is None else machine
             scores = dict((load_expected(path) if cpu == "none" else expected_on(path, cpu))
                           .scores)
-            loaded = {name: unflatten(scores, file) for name, file in METRICS.items()}
+            found = findings_from_metrics(metrics_from_scores(scores))
             measured_on = f"pinned ({path.name}" + ("" if cpu == "none" else f", CPU {cpu}") + ")"
         else:
             metrics_dir = metrics or resolved.paths.metrics
             if not metrics_dir.is_dir():
                 raise ExpectedScoresError(f"{metrics_dir}: no metrics directory; run the study "
                                           "first (`qastress run`), or use --pinned")
-            loaded = {name: json.loads((metrics_dir / file).read_text(encoding="utf-8"))
-                      for name, file in METRICS.items() if (metrics_dir / file).is_file()}
+            found = study_findings({name: metrics_dir / file for name, file in METRICS.items()})
             measured_on = f"this run ({metrics_dir})"
     except (OSError, ValueError) as exc:
         typer.secho(f"error: {exc}", fg="red", err=True)
         raise typer.Exit(2) from None
-    typer.echo(findings_markdown(findings_from_metrics(loaded), measured_on), nl=False)
+    typer.echo(findings_markdown(found, measured_on), nl=False)

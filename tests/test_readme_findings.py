@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks.reporting.findings import METRICS, VERDICT_RULE, findings_from_metrics
+from tasks.reporting.findings import VERDICT_RULE, findings_from_metrics, metrics_from_scores
 from tasks.scores.machine_variants import expected_on
-from tasks.scores.metrics import unflatten
 
 ROOT = Path(__file__).resolve().parents[1]
 #: README block -> (profile, {machine column: a CPU model its expected scores apply to}).
@@ -29,8 +28,7 @@ def _markers(block: str) -> tuple[str, str]:
 
 def _findings(profile: str, cpu: str):
     scores = dict(expected_on(ROOT / f"tasks/scores/expected/{profile}.yaml", cpu).scores)
-    return findings_from_metrics({name: unflatten(scores, file)
-                                  for name, file in METRICS.items()})
+    return findings_from_metrics(metrics_from_scores(scores))
 
 
 def findings_block(block: str) -> str:

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tasks.scores.metrics import Scalar, unflatten
+
 REPRODUCED, NOT_ESTABLISHED, NOT_REPRODUCED = "reproduced", "not established", "not reproduced"
 AS_PAPER, NOT_AS_PAPER, NOT_RUN = "as the paper, no CI", "not as the paper", "not run"
 #: The verdict rule in one paragraph, under every findings table.
@@ -82,6 +84,12 @@ def study_findings(artifacts: Mapping[str, Path]) -> list[Finding]:
 METRICS = {"comparison": "retrieval_comparison.json", "buckets": "retrieval_buckets.json",
            "retriever_experiments": "retriever_experiments.json", "readers": "readers.json",
            "reader_augmentation": "reader_augmentation.json"}
+
+
+def metrics_from_scores(scores: Mapping[str, Scalar]) -> dict[str, Any]:
+    """The metrics the findings read, rebuilt from pinned scores (``file#pointer`` -> value,
+    :mod:`tasks.scores.metrics`)."""
+    return {name: unflatten(scores, file) for name, file in METRICS.items()}
 
 
 def findings_from_metrics(metrics: Mapping[str, Any]) -> list[Finding]:
