@@ -1,6 +1,7 @@
 """The data module shared by the trained models: a seeded, shuffled train loader and an
 in-order validation loader over in-memory samples with the model's collate function.
-(Lightning adds a ``DistributedSampler`` under DDP, so each process sees its own share.)"""
+(Under DDP each process's train loader holds its own share of the samples; Lightning adds a
+``DistributedSampler`` to the validation loader.)"""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytorch_lightning as pl
-import torch
 from torch.utils.data import DataLoader
 
 from models.resumable_loader import ResumableLoader
@@ -29,19 +29,14 @@ class SeededDataModule(pl.LightningDataModule):
         self.num_workers = num_workers
 
     def train_dataloader(self) -> DataLoader:
-        """The shuffled train loader. In one process it is a :class:`ResumableLoader` (same
-        batches, same order), so a run resumed from a mid-epoch checkpoint trains the batches
-        the stopped run had not reached. Under DDP it is the plain loader whose sampler
-        Lightning replaces with a ``DistributedSampler``; a resumed DDP run starts the epoch's
-        batches again (Lightning warns)."""
+        """The shuffled train loader: a :class:`ResumableLoader` (the batches of
+        ``DataLoader(shuffle=True)`` with the seeded generator; under DDP, this process's
+        share from a seeded ``DistributedSampler``), so a run resumed from a mid-epoch
+        checkpoint trains the batches the stopped run had not reached."""
         trainer = self.trainer
-        if trainer is not None and trainer.world_size > 1:
-            return DataLoader(self.train_set, batch_size=self.batch_size, shuffle=True,
-                              generator=torch.Generator().manual_seed(self.seed),
-                              collate_fn=self.collate, num_workers=self.num_workers,
-                              persistent_workers=self.num_workers > 0)
+        replicas, rank = (trainer.world_size, trainer.global_rank) if trainer else (1, 0)
         return ResumableLoader(self.train_set, self.batch_size, self.seed, self.collate,
-                               self._trained_batches, self.num_workers)
+                               self._trained_batches, self.num_workers, replicas, rank)
 
     def _trained_batches(self) -> int:
         """Batches of the current epoch the trainer has trained (its own progress count)."""

@@ -13,15 +13,22 @@ batches were trained. Loading that state replays the pass's shuffle and skips th
 indices without loading them. The trained count comes from the trainer's own progress
 (``trained_batches``), not from what the loader has handed out: Lightning fetches one batch
 ahead of the one it trains.
+
+Under DDP (``num_replicas`` > 1) the sampler is a ``DistributedSampler`` (seeded, shuffled:
+the one Lightning would put in, so it leaves this one in place) whose order is fixed by the
+seed and the epoch Lightning sets; the state is that epoch and its trained batches, the same
+count on every process (the sampler gives each an equal share). Each process loads the
+checkpoint and skips its own share's first batches.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
-from torch.utils.data import DataLoader, RandomSampler, Sampler
+from torch.utils.data import DataLoader, DistributedSampler, RandomSampler, Sampler
 
 
 class _SkippingSampler(Sampler[int]):
@@ -42,19 +49,41 @@ class _SkippingSampler(Sampler[int]):
         yield from indices
 
 
+class _SkippingDistributedSampler(DistributedSampler):
+    """``DistributedSampler``'s indices; the pass of epoch ``skip_epoch`` drops its first
+    ``skip`` indices unread (a pass of another epoch drops none)."""
+
+    skip_epoch = -1
+    skip = 0
+
+    def __iter__(self) -> Iterator[int]:
+        indices = super().__iter__()
+        skip = self.skip if self.epoch == self.skip_epoch else 0
+        self.skip_epoch, self.skip = -1, 0
+        for _ in range(skip):
+            next(indices, None)
+        return indices
+
+
 class ResumableLoader(DataLoader):
     """``DataLoader(dataset, batch_size, shuffle=True, generator=Generator().manual_seed(seed))``
     whose position a checkpoint keeps (see the module docstring).
 
     ``trained_batches`` returns how many batches of the current pass have been trained (the
-    trainer's progress).
+    trainer's progress). With ``num_replicas`` > 1 it is process ``rank``'s share of each
+    epoch, shuffled by ``seed`` and the epoch (``DistributedSampler``).
     """
 
     def __init__(self, dataset: Sequence[Any], batch_size: int, seed: int,
                  collate_fn: Callable[[list[Any]], Any], trained_batches: Callable[[], int],
-                 num_workers: int = 0) -> None:
+                 num_workers: int = 0, num_replicas: int = 1, rank: int = 0) -> None:
         generator = torch.Generator().manual_seed(seed)
-        sampler = _SkippingSampler(RandomSampler(dataset, generator=generator))
+        sampler: _SkippingSampler | _SkippingDistributedSampler
+        if num_replicas > 1:
+            sampler = _SkippingDistributedSampler(dataset, num_replicas, rank, shuffle=True,
+                                                  seed=seed)
+        else:
+            sampler = _SkippingSampler(RandomSampler(dataset, generator=generator))
         super().__init__(dataset, batch_size=batch_size, sampler=sampler, generator=generator,
                          collate_fn=collate_fn, num_workers=num_workers,
                          persistent_workers=num_workers > 0)
@@ -64,6 +93,8 @@ class ResumableLoader(DataLoader):
         self._resume: tuple[torch.Tensor, int] | None = None
 
     def __iter__(self) -> Iterator[Any]:
+        if isinstance(self._skipping, _SkippingDistributedSampler):
+            return super().__iter__()  # the sampler's epoch fixes the order (and the skip)
         skip = 0
         if self._resume is not None:
             state, skip = self._resume
@@ -75,12 +106,30 @@ class ResumableLoader(DataLoader):
 
     def state_dict(self) -> dict[str, Any]:
         """Where training stands: the pass's start and its trained batches, or, once every
-        batch of the pass is trained (or before the first pass), the next pass's start."""
+        batch of the pass is trained (or before the first pass), the next pass's start.
+        Under DDP: the sampler's epoch and its trained batches."""
         trained = self._trained_batches()
+        if isinstance(self._skipping, _SkippingDistributedSampler):
+            return {"num_replicas": self._skipping.num_replicas, "epoch": self._skipping.epoch,
+                    "skip_batches": trained}
         if self._pass_start is None or trained >= len(self):
             return {"generator": self.generator.get_state(), "skip_batches": 0}
         return {"generator": self._pass_start, "skip_batches": trained}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Make the next pass the one the state was taken in, without its trained batches."""
+        """Make the next pass the one the state was taken in, without its trained batches.
+        A state saved with another number of processes cannot place this run in its epoch
+        (the shares differ): it warns, and the epoch's batches start again."""
+        distributed = isinstance(self._skipping, _SkippingDistributedSampler)
+        saved_replicas = int(state_dict.get("num_replicas", 1))
+        replicas = self._skipping.num_replicas if distributed else 1
+        if saved_replicas != replicas:
+            warnings.warn(f"the checkpoint's train-loader place was saved by a run in "
+                          f"{saved_replicas} process(es), this run has {replicas}: the "
+                          "interrupted epoch's batches start again", stacklevel=2)
+            return
+        if distributed:
+            self._skipping.skip_epoch = int(state_dict["epoch"])
+            self._skipping.skip = int(state_dict["skip_batches"]) * self.batch_size
+            return
         self._resume = (state_dict["generator"], int(state_dict["skip_batches"]))

@@ -154,10 +154,12 @@ def _expect_frozen_encoder_in_eval_mode(model: BiEncoder) -> None:
 
 def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
                   config: RetrieverTrainConfig, checkpoint_dir: str | Path, *,
-                  val: Sequence[BiEncoderSample] | None = None) -> FitResult:
+                  val: Sequence[BiEncoderSample] | None = None,
+                  callbacks: Sequence[Any] = ()) -> FitResult:
     """Train a bi-encoder from ``init_model`` (a BERT-family directory, or a retriever saved
     as a DPR pair: each side starts from its own encoder) on ``train``; resume from
-    ``checkpoint_dir`` when it holds this run's ``last.ckpt``."""
+    ``checkpoint_dir`` when it holds this run's ``last.ckpt``. ``callbacks``: more Lightning
+    callbacks for the trainer (under ``ddp_spawn`` they must be picklable)."""
     if not train:
         raise ValueError("no training samples (the training set is empty)")
     import pytorch_lightning as pl
@@ -200,7 +202,7 @@ def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
         # the step: with the step count it stores, that is what resuming needs.
         warnings.filterwarnings("ignore", message="Using ModelCheckpoint with manual optim")
         _expect_frozen_encoder_in_eval_mode(model)
-        trainer = build_trainer(config, checkpoint_dir, bool(val))
+        trainer = build_trainer(config, checkpoint_dir, bool(val), callbacks)
         trainer.fit(module, datamodule=data, ckpt_path=str(resume) if resume else None)
     seconds = time.time() - started
     end = json.loads(end_file.read_text(encoding="utf-8")) if end_file.is_file() else {}
@@ -246,12 +248,14 @@ def export_retriever(result: FitResult, out_dir: str | Path, n_train: int, n_val
 def train_retriever(train: Sequence[BiEncoderSample], init_model: str | Path,
                     config: RetrieverTrainConfig | Mapping[str, Any] | None, out_dir: str | Path,
                     checkpoint_dir: str | Path, *, val: Sequence[BiEncoderSample] | None = None,
-                    extra_args: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                    extra_args: Mapping[str, Any] | None = None,
+                    callbacks: Sequence[Any] = ()) -> dict[str, Any]:
     """:func:`fit_biencoder` then :func:`export_retriever`; returns the trainer state (steps,
     seconds, final losses, questions/s, loss history)."""
     if not isinstance(config, RetrieverTrainConfig):
         config = RetrieverTrainConfig.model_validate(dict(config or {}))
-    result = fit_biencoder(train, init_model, config, checkpoint_dir, val=val)
+    result = fit_biencoder(train, init_model, config, checkpoint_dir, val=val,
+                           callbacks=callbacks)
     export_retriever(result, out_dir, len(train), len(val or []), extra_args)
     return result.state
 

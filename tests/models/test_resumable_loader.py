@@ -56,3 +56,63 @@ def test_a_state_before_the_first_pass_starts_from_the_beginning():
     resumed = _resumable([0])
     resumed.load_state_dict(state)
     assert _batches(resumed) == _batches(_resumable([0]))
+
+
+# Under DDP: each process's share, from a seeded DistributedSampler whose epoch Lightning sets.
+
+def _shard(rank: int, trained: list[int], replicas: int = 2) -> ResumableLoader:
+    return ResumableLoader(DATA, BATCH, SEED, torch.utils.data.default_collate,
+                           trained_batches=lambda: trained[0], num_replicas=replicas, rank=rank)
+
+
+def _epochs(loader, epochs: range) -> list[list[int]]:
+    out = []
+    for epoch in epochs:
+        loader.sampler.set_epoch(epoch)  # as Lightning's fit loop does before each epoch
+        out += [batch.tolist() for batch in loader]
+    return out
+
+
+def test_under_ddp_each_process_gets_the_distributed_samplers_share():
+    from torch.utils.data import DistributedSampler
+
+    for rank in (0, 1):
+        sampler = DistributedSampler(DATA, num_replicas=2, rank=rank, shuffle=True, seed=SEED)
+        plain = DataLoader(DATA, batch_size=BATCH, sampler=sampler)
+        assert _epochs(_shard(rank, [0]), range(PASSES)) == _epochs(plain, range(PASSES))
+    shares = [_epochs(_shard(rank, [0]), range(1)) for rank in (0, 1)]
+    together = [i for share in shares for batch in share for i in batch]
+    assert len(together) == 24 and set(together) == set(DATA)  # two equal shares: one padded
+
+
+@pytest.mark.parametrize("trained_in_epoch", [0, 1, 2, 3])
+def test_under_ddp_a_state_resumes_every_process_at_its_next_batch(trained_in_epoch):
+    trained = [0]
+    stopped = [_shard(rank, trained) for rank in (0, 1)]
+    seen = [_epochs(loader, range(1)) for loader in stopped]  # epoch 0, whole
+    for rank, loader in enumerate(stopped):
+        loader.sampler.set_epoch(1)
+        seen[rank] += [batch.tolist() for batch in loader][:trained_in_epoch]
+    trained[0] = trained_in_epoch
+    state = stopped[0].state_dict()  # rank 0 saves the checkpoint; every process loads it
+    assert state == {"num_replicas": 2, "epoch": 1, "skip_batches": trained_in_epoch}
+    for rank in (0, 1):
+        resumed = _shard(rank, [0])
+        resumed.load_state_dict(state)
+        rest = _epochs(resumed, range(1, PASSES))  # Lightning sets the restored epoch
+        assert seen[rank] + rest == _epochs(_shard(rank, [0]), range(PASSES))
+
+
+def test_a_state_from_another_number_of_processes_restarts_the_epoch_with_a_warning():
+    trained = [2]
+    single = _resumable(trained)
+    next(iter(single))
+    with pytest.warns(UserWarning, match="saved by a run in 1 process"):
+        _shard(0, [0]).load_state_dict(single.state_dict())
+    ddp = _shard(0, trained)
+    ddp.sampler.set_epoch(0)
+    next(iter(ddp))
+    resumed = _resumable([0])
+    with pytest.warns(UserWarning, match="saved by a run in 2 process"):
+        resumed.load_state_dict(ddp.state_dict())
+    assert _batches(resumed) == _batches(_resumable([0]))

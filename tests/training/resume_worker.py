@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 import time
 
+import pytorch_lightning as pl
+
 from models.retriever import RetrieverTrainConfig, load_samples, train_retriever
 from models.retriever.module import RetrieverModule
 
@@ -29,3 +31,18 @@ def main(bert: str, train_json: str, ckpt: str, out: str, delay: float) -> None:
 
 if __name__ == "__main__":
     main(*sys.argv[1:5], float(sys.argv[5]) if len(sys.argv) > 5 else 0.0)
+
+
+
+class CrashBeforeStep(pl.Callback):
+    """Raises before optimizer step ``step`` + 1 on every process (a crash of the whole run),
+    after the checkpoints of the steps before it. A class in this module, so ``ddp_spawn``
+    can pickle it into the processes it starts."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
+        """Raise once the trainer has made ``step`` optimizer steps."""
+        if trainer.global_step == self.step:
+            raise RuntimeError(f"crash before step {self.step + 1}")

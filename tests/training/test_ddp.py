@@ -43,3 +43,28 @@ def test_ddp_spawn_with_the_gradient_cache(tiny_bert, tiny_train_json, tiny_conf
     assert state["global_step"] == 3 and len(state["log_history"]) == 3
     args = json.loads((tmp_path / "out" / "training_args.json").read_text())
     assert args["grad_cache_chunk"] == 2 and args["resolved"]["devices"] == 2
+
+
+def test_a_ddp_run_resumed_mid_epoch_ends_where_an_uninterrupted_one_does(
+        tiny_bert, tiny_train_json, tiny_config, tmp_path):
+    """Each process trains 12 of the 24 questions per epoch (batches of 8 and 4). The run
+    crashes before step 5, its last checkpoint at step 3 (the middle of epoch 1); the
+    resumed run trains the batches the crashed one had not reached: its weights equal those
+    of a run never stopped."""
+    from resume_worker import CrashBeforeStep
+    from test_resume import _weights
+
+    config = tiny_config(max_steps=7, devices=2, strategy="ddp_spawn",
+                         checkpoint_every_n_steps=3)
+    samples = load_samples(tiny_train_json)
+    ckpt, out = tmp_path / "ckpt", tmp_path / "out"
+    with pytest.raises(Exception, match="crash before step 5"):
+        train_retriever(samples, tiny_bert, config, out, ckpt, callbacks=[CrashBeforeStep(4)])
+    saved = torch.load(ckpt / "last.ckpt", map_location="cpu", weights_only=False)
+    assert saved["global_step"] == 3 and not out.exists()
+
+    state = train_retriever(samples, tiny_bert, config, out, ckpt)  # same run: resumes
+    assert state["resumed_from"] == str(ckpt / "last.ckpt") and state["global_step"] == 7
+    whole = tmp_path / "whole"
+    train_retriever(samples, tiny_bert, config, whole, tmp_path / "whole_ckpt")
+    assert _weights(out) == _weights(whole)
