@@ -1,6 +1,7 @@
-"""Lightning's LeafSpec deprecation and its litlogger tip are silenced inside
+"""Lightning's LeafSpec deprecation, its litlogger tip and its per-Trainer information that
+says nothing (no GPU, no TPU, the configured end reached) are silenced inside
 ``quiet_lightning``, and only they: other warnings and log records still show, and the
-silencing ends with the block. One real training (MLM pre-training) shows neither."""
+silencing ends with the block. One real training (MLM pre-training) shows none of them."""
 
 from __future__ import annotations
 
@@ -48,9 +49,34 @@ def test_litlogger_tip_is_silenced_inside_only(caplog):
     with quiet_lightning():
         messages = _trainer_messages(caplog)
     assert not any("litlogger" in m for m in messages)
-    assert any("GPU available" in m for m in messages)  # the rest of Lightning's info stays
     assert any("litlogger" in m for m in _trainer_messages(caplog))
     assert not logging.getLogger(RANK_ZERO_LOGGER).filters
+
+
+SILENCED = ["GPU available: False, used: False", "TPU available: False, using: 0 TPU cores",
+            "`Trainer.fit` stopped: `max_steps=300` reached.",
+            "`Trainer.fit` stopped: `max_epochs=1` reached.",
+            "`Trainer(limit_val_batches=1.0)` was configured so 100% of the batches will be used..",
+            "Loading `train_dataloader` to estimate number of stepping batches."]
+KEPT = ["GPU available: True (cuda), used: True", "GPU available: True (cuda), used: False",
+        "`Trainer.fit` stopped: `max_steps=300` reached. And then something else.",
+        "`Trainer(limit_val_batches=1)` was configured so 1 batch will be used.",
+        "LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]"]
+
+
+def test_lightnings_information_that_says_nothing_is_silenced_inside_only(caplog):
+    from pytorch_lightning.utilities.rank_zero import rank_zero_info
+
+    def logged() -> list[str]:
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger=RANK_ZERO_LOGGER):
+            for message in SILENCED + KEPT:
+                rank_zero_info(message)
+        return [r.getMessage() for r in caplog.records if r.name == RANK_ZERO_LOGGER]
+
+    with quiet_lightning():
+        assert logged() == KEPT
+    assert logged() == SILENCED + KEPT
 
 
 def test_training_shows_neither(tmp_path, caplog):
@@ -64,4 +90,4 @@ def test_training_shows_neither(tmp_path, caplog):
         pretrain_mlm(pairs, config, tmp_path / "mlm", resolve_model_path(config.tokenizer))
     assert not [w for w in caught if "LeafSpec" in str(w.message)]
     messages = [r.getMessage() for r in caplog.records if r.name == RANK_ZERO_LOGGER]
-    assert messages and not any("litlogger" in m for m in messages)
+    assert messages == [], messages  # (was the tip, GPU and TPU lines, and "fit stopped")
