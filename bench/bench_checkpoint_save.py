@@ -7,7 +7,7 @@ since the time does not depend on them). Writers:
 
 * lightning: ``TorchCheckpointIO.save_checkpoint`` (``_atomic_save``: the whole checkpoint
   serialised into memory, copied, then written);
-* ours: ``models.retriever.checkpoint_io.StreamingAtomicCheckpointIO`` (``torch.save`` streamed
+* ours: ``models.checkpoint_io.StreamingAtomicCheckpointIO`` (``torch.save`` streamed
   into a temporary sibling, fsynced, renamed onto the path);
 * bare: ``torch.save(state, path)`` (not atomic: a kill mid-save leaves a torn file).
 
@@ -55,7 +55,7 @@ def save_once(writer: str, state: dict, path: Path) -> float:
     import torch
     from pytorch_lightning.plugins import TorchCheckpointIO
 
-    from models.retriever.checkpoint_io import StreamingAtomicCheckpointIO
+    from models.checkpoint_io import StreamingAtomicCheckpointIO
 
     start = time.perf_counter()
     if writer == "lightning":

@@ -94,7 +94,8 @@ def augment_kind(params: Params, kind: str) -> dict:
     paraphraser, evaluated = paraphraser_dir(params), evaluation_files(params)  # inputs first
     counts = _augment(params, kind, paraphraser, thresholds, work)
     reader_dir = layout.augmentation_reader(kind)
-    train_reader_task(Path(counts["train_file"]), reader_dir, cfg.model)
+    train_reader_task(Path(counts["train_file"]), reader_dir, cfg.model,
+                      checkpoint_dir=str(layout.reader_checkpoints(reader_dir)))
     predict_task(reader_dir, evaluated, layout.augmentation_predictions(kind),
                  batch_size=cfg.model.predict_batch_size, cpu_threads=cfg.model.cpu_threads)
     counts = {"kind": kind, "configured": True, **counts}

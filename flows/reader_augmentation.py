@@ -142,7 +142,8 @@ def _seed_run(params: Params, seed: int, inputs: dict[str, Path], counts: dict) 
     predictions = {}
     for reader, train_file in train_files.items():
         reader_dir = layout.augmentation_seed_reader(seed, reader)
-        train_reader_task(train_file, reader_dir, model)
+        train_reader_task(train_file, reader_dir, model,
+                          checkpoint_dir=str(layout.reader_checkpoints(reader_dir)))
         predictions[reader] = predict_task(
             reader_dir, inputs, layout.augmentation_seed_predictions(seed, reader),
             batch_size=cfg.model.predict_batch_size, cpu_threads=cfg.model.cpu_threads)

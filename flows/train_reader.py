@@ -40,8 +40,10 @@ def train_reader(params: Params | None = None, profile: str | None = None,
     """Fine-tune ``readers.model`` on the SQuAD training file; return what was trained."""
     params = resolve(params, profile, params_file)
     cfg = params.readers.model
-    out_dir = Layout(params).reader_dir(model_slug(cfg.model))
-    trained = train_reader_task(raw_input(params, "squad_train"), out_dir, cfg)
+    layout = Layout(params)
+    out_dir = layout.reader_dir(model_slug(cfg.model))
+    trained = train_reader_task(raw_input(params, "squad_train"), out_dir, cfg,
+                                checkpoint_dir=str(layout.reader_checkpoints(out_dir)))
     print(f"reader {cfg.model} trained on {trained['questions']} questions -> {out_dir}")
     return trained
 

@@ -36,7 +36,8 @@ class SeededDataModule(pl.LightningDataModule):
         trainer = self.trainer
         replicas, rank = (trainer.world_size, trainer.global_rank) if trainer else (1, 0)
         return ResumableLoader(self.train_set, self.batch_size, self.seed, self.collate,
-                               self._trained_batches, self.num_workers, replicas, rank)
+                               self._trained_batches, num_workers=self.num_workers,
+                               num_replicas=replicas, rank=rank)
 
     def _trained_batches(self) -> int:
         """Batches of the current epoch the trainer has trained (its own progress count)."""

@@ -319,6 +319,17 @@ class Layout:
         """A trained reader (Hugging Face checkpoint, ``load_reader`` reads it)."""
         return self.params.paths.data / "readers" / name
 
+    def reader_checkpoints(self, reader_dir: Path) -> Path:
+        """Lightning checkpoints of the training of the reader saved at ``reader_dir`` (a
+        directory under ``paths.data``): ``last.ckpt``, to resume after a kill."""
+        reader_dir = Path(reader_dir)
+        root = self.params.paths.state / "checkpoints" / "readers"
+        try:
+            return root / reader_dir.relative_to(self.params.paths.data)
+        except ValueError:
+            raise ValueError(f"{reader_dir}: a reader is saved under paths.data "
+                             f"({self.params.paths.data})") from None
+
     def reader_predictions(self, reader: str) -> Path:
         """``{id: answer}`` predictions JSON of one reader (``<set>_<orig|para>.json``)."""
         return self.params.paths.results / "readers" / reader

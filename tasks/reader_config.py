@@ -80,6 +80,9 @@ class ReaderConfig(WindowConfig):
                                     "training and predicting (None: the machine's count, "
                                     "never the caller's setting)")
     log_every_n_steps: int = Field(10, ge=1)
+    checkpoint_every_n_steps: int = Field(500, ge=1, description="Lightning last.ckpt every N "
+                                          "steps into the run's checkpoint directory (a killed "
+                                          "run resumes from it)")
     # inference
     predict_batch_size: int = Field(64, ge=1, description="windows per inference batch")
     # hardware (configuration, never code changes)

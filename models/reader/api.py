@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from models import resume
 from models.hf_logging import quiet_transformers
 from models.lightning_quiet import quiet_lightning
 from models.paraphraser.checkpoint import resolve_hardware
@@ -152,11 +153,16 @@ def load_reader(path: str | Path, device: str | torch.device = "cpu",
 
 def train_reader(examples: Sequence[Example], config: ReaderConfig | Mapping[str, Any] | None,
                  out_dir: str | Path, base_model: str | Path, *,
-                 val_examples: Sequence[Example] | None = None) -> Path:
+                 val_examples: Sequence[Example] | None = None,
+                 checkpoint_dir: str | Path | None = None) -> Path:
     """Fine-tune the checkpoint directory ``base_model`` on SQuAD-style examples; save it.
 
     ``config.model`` is recorded; ``base_model`` is its resolved local directory. Every
-    example needs at least one answer (the first is the label). Returns ``out_dir``.
+    example needs at least one answer (the first is the label). With ``checkpoint_dir``,
+    Lightning writes ``last.ckpt`` there every ``config.checkpoint_every_n_steps`` and a
+    second call with the same run (config, base model, training questions) resumes from it,
+    ending with the weights of a run never stopped (:mod:`models.resume`). Returns
+    ``out_dir``.
     """
     if not isinstance(config, ReaderConfig):
         config = ReaderConfig.model_validate(dict(config or {}))
@@ -178,6 +184,15 @@ def train_reader(examples: Sequence[Example], config: ReaderConfig | Mapping[str
     hardware = resolve_hardware(config)
     was_deterministic = torch.are_deterministic_algorithms_enabled()
     was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    resume_from, checkpointing = None, {}
+    if checkpoint_dir is not None:
+        checkpoint_dir = Path(checkpoint_dir)
+        questions = ((ex.id, ex.question, ex.context,
+                      [(a.text, a.answer_start) for a in ex.answers]) for ex in examples)
+        resume_from = resume.prepare_checkpoints(
+            checkpoint_dir, resume.run_fingerprint(config, Path(base_model), questions))
+        checkpointing = resume.last_checkpoint_callbacks(checkpoint_dir,
+                                                         config.checkpoint_every_n_steps)
     started = time.time()
     module = ReaderModule(model, config)
     data = ReaderDataModule(train.windows, val.windows if val else None,
@@ -190,11 +205,13 @@ def train_reader(examples: Sequence[Example], config: ReaderConfig | Mapping[str
                 **hardware, max_steps=config.max_steps or -1,
                 max_epochs=config.max_epochs if config.max_steps is None else -1,
                 gradient_clip_val=config.grad_clip, deterministic=config.deterministic,
-                logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                enable_model_summary=False, num_sanity_val_steps=0,
+                logger=False, enable_checkpointing=bool(checkpointing),
+                enable_progress_bar=False, enable_model_summary=False, num_sanity_val_steps=0,
                 limit_val_batches=1.0 if val else 0,
-                log_every_n_steps=config.log_every_n_steps, default_root_dir=scratch)
-            trainer.fit(module, datamodule=data)
+                log_every_n_steps=config.log_every_n_steps, default_root_dir=scratch,
+                **checkpointing)
+            trainer.fit(module, datamodule=data,
+                        ckpt_path=str(resume_from) if resume_from else None)
     finally:
         torch.use_deterministic_algorithms(was_deterministic, warn_only=was_warn_only)
     if trainer.is_global_zero:
@@ -209,6 +226,7 @@ def train_reader(examples: Sequence[Example], config: ReaderConfig | Mapping[str
         trainer_state = {
             "global_step": trainer.global_step, "epochs": trainer.current_epoch,
             "train_seconds": round(time.time() - started, 3),
+            "resumed_from": str(resume_from) if resume_from else None,
             "final_train_loss": _float(trainer.callback_metrics.get("train_loss")),
             "final_val_loss": _float(trainer.callback_metrics.get("val_loss")),
             "log_history": module.history}

@@ -16,6 +16,7 @@ from models.optim import adamw, decay_groups, trainer_precision
 from models.reader.config import ReaderConfig
 from models.reader.data import WindowCollator, WindowDataset
 from models.reader.features import Window
+from models.resume import restore_run_state, save_run_state
 
 
 def lr_factor(schedule: str, warmup: int, total: int, min_ratio: float = 0.0):
@@ -67,6 +68,13 @@ class ReaderModule(pl.LightningModule):
         loss = self.model(**batch).loss
         self.log("val_loss", loss, batch_size=batch["input_ids"].shape[0], sync_dist=True)
         return loss
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        save_run_state(checkpoint, self.history)
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        # (with torch's random state: the dropout masks the stopped run would have drawn)
+        self.history = restore_run_state(checkpoint)
 
     def configure_optimizers(self):
         # fused AdamW (models/optim.py): with MiniLM on CPU the for-loop one was ~40 % of a

@@ -9,11 +9,8 @@ The encoders are saved atomically at the end (see :mod:`models.retriever.export`
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import platform
-import shutil
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -23,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from models import resume
 from models.lightning_quiet import quiet_lightning
 from models.retriever.config import RetrieverTrainConfig
 from models.retriever.data import BiEncoderSample
@@ -34,14 +32,12 @@ from models.retriever.export import (
     save_biencoder,
 )
 from models.threads import pinned_torch_threads
-from tasks.io.atomic import atomic_dir, file_fingerprint, write_json
+from tasks.io.atomic import atomic_dir, write_json
 
 if TYPE_CHECKING:
     from models.retriever.network import BiEncoder
 
-RUN_FILE = "run.json"
 END_STATE_FILE = "train_end.json"
-LAST_CKPT = "last.ckpt"
 
 
 def resolve_hardware(config: RetrieverTrainConfig) -> dict[str, Any]:
@@ -67,52 +63,17 @@ def resolve_hardware(config: RetrieverTrainConfig) -> dict[str, Any]:
 def run_fingerprint(config: RetrieverTrainConfig, init_model: Path,
                     train: Sequence[BiEncoderSample]) -> str:
     """What makes a checkpoint resumable: config, initial weights and training samples."""
-    digest = hashlib.sha256()
-    digest.update(json.dumps(config.model_dump(mode="json"), sort_keys=True).encode())
-    digest.update(file_fingerprint(Path(init_model)).encode())
-    for sample in train:
-        digest.update(repr(sample).encode())
-    return digest.hexdigest()
-
-
-def _launched_rank() -> bool:
-    """True in a process that Lightning's DDP launcher started for another rank (local rank
-    > 0 or node rank > 0): it must not reset the checkpoint directory rank 0 works in."""
-    return int(os.environ.get("LOCAL_RANK", 0) or 0) > 0 or int(
-        os.environ.get("NODE_RANK", 0) or 0) > 0
-
-
-def _prepare_checkpoints(checkpoint_dir: Path, fingerprint: str) -> Path | None:
-    """``last.ckpt`` to resume from, when it belongs to this run; else a clean directory
-    (made by rank 0 only)."""
-    run_file = checkpoint_dir / RUN_FILE
-    last = checkpoint_dir / LAST_CKPT
-    if run_file.is_file() and last.is_file():
-        recorded = json.loads(run_file.read_text(encoding="utf-8")).get("fingerprint")
-        if recorded == fingerprint:
-            return last
-    if _launched_rank():
-        return None
-    if checkpoint_dir.exists():
-        shutil.rmtree(checkpoint_dir)
-    checkpoint_dir.mkdir(parents=True)
-    write_json(run_file, {"fingerprint": fingerprint})
-    return None
+    return resume.run_fingerprint(config, init_model, train)
 
 
 def build_trainer(config: RetrieverTrainConfig, checkpoint_dir: Path, has_val: bool,
                   callbacks: Sequence[Any] = ()) -> Any:
     """The Lightning Trainer of a run: hardware from the config, gradient clipping, a
-    ``last.ckpt`` every ``checkpoint_every_n_steps`` (streamed to disk and renamed into place:
-    :mod:`models.retriever.checkpoint_io`), no logger."""
+    ``last.ckpt`` every ``checkpoint_every_n_steps`` (:mod:`models.resume`), no logger."""
     import pytorch_lightning as pl
-    from pytorch_lightning.callbacks import ModelCheckpoint
 
-    from models.retriever.checkpoint_io import StreamingAtomicCheckpointIO
-
-    checkpoint = ModelCheckpoint(dirpath=str(checkpoint_dir), save_last=True, save_top_k=0,
-                                 every_n_train_steps=config.checkpoint_every_n_steps,
-                                 enable_version_counter=False)
+    checkpoints = resume.last_checkpoint_callbacks(checkpoint_dir,
+                                                   config.checkpoint_every_n_steps)
     return pl.Trainer(
         **resolve_hardware(config),
         max_steps=config.max_steps or -1,
@@ -124,8 +85,8 @@ def build_trainer(config: RetrieverTrainConfig, checkpoint_dir: Path, has_val: b
         logger=False, enable_progress_bar=False, enable_model_summary=False,
         num_sanity_val_steps=0, limit_val_batches=1.0 if has_val else 0,
         log_every_n_steps=config.log_every_n_steps, default_root_dir=str(checkpoint_dir),
-        callbacks=[checkpoint, *callbacks], use_distributed_sampler=True,
-        plugins=[StreamingAtomicCheckpointIO()],
+        callbacks=[*checkpoints["callbacks"], *callbacks], use_distributed_sampler=True,
+        plugins=checkpoints["plugins"],
     )
 
 
@@ -183,13 +144,14 @@ def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
         check_dpr_convertible(init_dir, "init model")
     checkpoint_dir = Path(checkpoint_dir)
     hardware = resolve_hardware(config)
-    resume = _prepare_checkpoints(checkpoint_dir, run_fingerprint(config, init_dir, train))
+    resume_from = resume.prepare_checkpoints(checkpoint_dir,
+                                             run_fingerprint(config, init_dir, train))
     tokenizer = AutoTokenizer.from_pretrained(str(init_dir / QUESTION_DIR if pair else init_dir))
     pl.seed_everything(config.seed, workers=True, verbose=False)
     model = (BiEncoder.from_saved_pair(init_dir, config.freeze) if pair else
              BiEncoder.from_pretrained(init_dir, config.shared, config.pooling, config.freeze))
     end_file = checkpoint_dir / END_STATE_FILE
-    if not _launched_rank():
+    if not resume.launched_rank():
         end_file.unlink(missing_ok=True)
     module = RetrieverModule(model, config, str(end_file))
     data = RetrieverDataModule(train, val, tokenizer, config.batch_size, config.max_length,
@@ -203,14 +165,14 @@ def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
         warnings.filterwarnings("ignore", message="Using ModelCheckpoint with manual optim")
         _expect_frozen_encoder_in_eval_mode(model)
         trainer = build_trainer(config, checkpoint_dir, bool(val), callbacks)
-        trainer.fit(module, datamodule=data, ckpt_path=str(resume) if resume else None)
+        trainer.fit(module, datamodule=data, ckpt_path=str(resume_from) if resume_from else None)
     seconds = time.time() - started
     end = json.loads(end_file.read_text(encoding="utf-8")) if end_file.is_file() else {}
     metrics = end.get("metrics") or {k: float(v) for k, v in trainer.callback_metrics.items()}
     state = {
         "global_step": end.get("global_step", trainer.global_step),
         "epochs": end.get("epochs", trainer.current_epoch),
-        "resumed_from": str(resume) if resume else None,
+        "resumed_from": str(resume_from) if resume_from else None,
         "train_seconds": round(seconds, 3),
         "questions_per_second": (round(end.get("questions_seen", module.questions_seen)
                                        / seconds, 3) if seconds else None),

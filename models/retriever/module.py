@@ -11,17 +11,16 @@ import torch
 
 from models.logged_steps import logs_step, records_step
 from models.optim import adamw, decay_groups, trainer_precision
+from models.resume import restore_run_state, save_run_state
 from models.retriever.config import RetrieverTrainConfig
 from models.retriever.data import BiEncoderBatch
 from models.retriever.grad_cache import average_gradients, grad_cache_step
 from models.retriever.loss import dpr_loss
 from models.retriever.network import BiEncoder
 
-#: Keys this module adds to a Lightning checkpoint.
-HISTORY_KEY = "qastress_history"
+#: The encoders' hidden size in a Lightning checkpoint (with models.resume's history and
+#: random state).
 DIM_KEY = "qastress_dim"
-#: torch's random state after the checkpoint's step (dropout of the steps after it).
-RNG_KEY = "qastress_rng"
 
 
 def linear_schedule(warmup: int, total: int | None):
@@ -133,11 +132,8 @@ class RetrieverModule(pl.LightningModule):
                 "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        checkpoint[HISTORY_KEY] = list(self.history)
+        save_run_state(checkpoint, self.history)
         checkpoint[DIM_KEY] = self.model.dim
-        checkpoint[RNG_KEY] = {"cpu": torch.get_rng_state(),
-                               "cuda": (torch.cuda.get_rng_state_all()
-                                        if torch.cuda.is_initialized() else [])}
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         saved = checkpoint.get(DIM_KEY)
@@ -145,11 +141,5 @@ class RetrieverModule(pl.LightningModule):
             raise ValueError(f"the checkpoint holds encoders of hidden size {saved} but the "
                              f"model being trained has {self.model.dim}: resume with the same "
                              "initial checkpoint, or delete the checkpoint directory")
-        self.history = list(checkpoint.get(HISTORY_KEY, []))
-        # the steps after the checkpoint draw the dropout masks the stopped run would have
-        rng = checkpoint.get(RNG_KEY)
-        if rng is not None:
-            torch.set_rng_state(rng["cpu"])
-            if rng["cuda"] and torch.cuda.is_available() \
-                    and len(rng["cuda"]) == torch.cuda.device_count():
-                torch.cuda.set_rng_state_all(rng["cuda"])
+        # (with torch's random state: the dropout masks the stopped run would have drawn)
+        self.history = restore_run_state(checkpoint)

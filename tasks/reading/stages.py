@@ -31,14 +31,16 @@ def resolve_reader_model(model: str) -> Path:
 
 
 def train_reader_on_squad(train_file: Path, out_dir: Path, config: ReaderConfig,
-                          val_file: Path | None = None) -> dict:
-    """Fine-tune ``config.model`` on a SQuAD v1.1 training file; save to ``out_dir``."""
+                          checkpoint_dir: str | None = None, val_file: Path | None = None) -> dict:
+    """Fine-tune ``config.model`` on a SQuAD v1.1 training file; save to ``out_dir``. With
+    ``checkpoint_dir`` (a string: its checkpoints change while it runs and are not part of
+    the task's cache key), a killed training resumes there."""
     from models.reader.api import train_reader
 
     examples = list(read_squad_v11(train_file).questions())
     val = list(read_squad_v11(val_file).questions()) if val_file else None
     train_reader(examples, config, out_dir, resolve_reader_model(config.model),
-                 val_examples=val)
+                 val_examples=val, checkpoint_dir=checkpoint_dir)
     return {"questions": len(examples), "out_dir": str(out_dir)}
 
 

@@ -1,4 +1,4 @@
-"""DPR training's checkpoint writer (models/retriever/checkpoint_io.py): the Trainer uses it, what
+"""DPR training's checkpoint writer (models/checkpoint_io.py): the Trainer uses it, what
 it writes loads back as the same state, and a save that fails leaves the previous checkpoint and
 no temporary file."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from models.retriever.checkpoint_io import StreamingAtomicCheckpointIO
+from models.checkpoint_io import StreamingAtomicCheckpointIO
 
 
 class _Unpicklable:

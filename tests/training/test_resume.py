@@ -74,7 +74,7 @@ def _weights(model_dir) -> dict[str, bytes]:
 
 
 def test_only_rank_zero_resets_the_checkpoint_directory(tmp_path, monkeypatch):
-    from models.retriever.api import _prepare_checkpoints
+    from models.resume import prepare_checkpoints as _prepare_checkpoints
 
     stale = tmp_path / "ckpt"
     stale.mkdir()

@@ -1,5 +1,5 @@
-"""Lightning's checkpoint writer for DPR training: ``torch.save`` streamed into a temporary
-sibling of the file, fsynced, then renamed onto it.
+"""Lightning's checkpoint writer of the trainings that resume (DPR, readers): ``torch.save``
+streamed into a temporary sibling of the file, fsynced, then renamed onto it.
 
 Lightning's default (``TorchCheckpointIO`` -> ``_atomic_save``) serialises the whole checkpoint
 into an in-memory buffer first and copies the buffer before writing it: for a BERT-base pair

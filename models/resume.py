@@ -1,0 +1,106 @@
+"""A training run's checkpoint directory: resume the same run after a kill, start another over.
+
+The trainings that run long on real data (DPR, readers) write Lightning's ``last.ckpt`` every
+``checkpoint_every_n_steps`` into a checkpoint directory, next to ``run.json`` naming the run
+by a fingerprint of its configuration, initial weights and training data. A later call with
+the same fingerprint resumes from ``last.ckpt``; any other run clears the directory first.
+
+What resuming restores beyond Lightning's own state (step, optimizer, scheduler, the train
+loader's place: :mod:`models.resumable_loader`) is the module's loss history and torch's random
+state, so the steps after the checkpoint draw the dropout masks the stopped run would have:
+:func:`save_run_state` and :func:`restore_run_state`, called from a module's
+``on_save_checkpoint`` / ``on_load_checkpoint``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import torch
+from pydantic import BaseModel
+
+from tasks.io.atomic import file_fingerprint, write_json
+
+RUN_FILE = "run.json"
+LAST_CKPT = "last.ckpt"
+#: The module's loss history in a checkpoint.
+HISTORY_KEY = "qastress_history"
+#: torch's random state after the checkpoint's step (dropout of the steps after it).
+RNG_KEY = "qastress_rng"
+
+
+def run_fingerprint(config: BaseModel, init_model: Path, train: Iterable[Any]) -> str:
+    """What makes a checkpoint resumable: config, initial weights and training data (each
+    item by its ``repr``)."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps(config.model_dump(mode="json"), sort_keys=True).encode())
+    digest.update(file_fingerprint(Path(init_model)).encode())
+    for item in train:
+        digest.update(repr(item).encode())
+    return digest.hexdigest()
+
+
+def launched_rank() -> bool:
+    """True in a process that Lightning's DDP launcher started for another rank (local rank
+    > 0 or node rank > 0): it must not reset the checkpoint directory rank 0 works in."""
+    return int(os.environ.get("LOCAL_RANK", 0) or 0) > 0 or int(
+        os.environ.get("NODE_RANK", 0) or 0) > 0
+
+
+def prepare_checkpoints(checkpoint_dir: Path, fingerprint: str) -> Path | None:
+    """``last.ckpt`` to resume from, when it belongs to this run; else a clean directory
+    (made by rank 0 only) and None."""
+    run_file = checkpoint_dir / RUN_FILE
+    last = checkpoint_dir / LAST_CKPT
+    if run_file.is_file() and last.is_file():
+        recorded = json.loads(run_file.read_text(encoding="utf-8")).get("fingerprint")
+        if recorded == fingerprint:
+            return last
+    if launched_rank():
+        return None
+    if checkpoint_dir.exists():
+        shutil.rmtree(checkpoint_dir)
+    checkpoint_dir.mkdir(parents=True)
+    write_json(run_file, {"fingerprint": fingerprint})
+    return None
+
+
+def last_checkpoint_callbacks(checkpoint_dir: Path, every_n_steps: int) -> dict[str, Any]:
+    """Trainer keyword arguments that write ``last.ckpt`` into ``checkpoint_dir`` every
+    ``every_n_steps`` optimizer steps (streamed to disk and renamed into place:
+    :mod:`models.checkpoint_io`): ``callbacks`` (a list to extend) and ``plugins``."""
+    from pytorch_lightning.callbacks import ModelCheckpoint
+
+    from models.checkpoint_io import StreamingAtomicCheckpointIO
+
+    checkpoint = ModelCheckpoint(dirpath=str(checkpoint_dir), save_last=True, save_top_k=0,
+                                 every_n_train_steps=every_n_steps,
+                                 enable_version_counter=False)
+    return {"callbacks": [checkpoint], "plugins": [StreamingAtomicCheckpointIO()]}
+
+
+def save_run_state(checkpoint: dict[str, Any], history: list[dict[str, Any]]) -> None:
+    """Put the loss history and torch's random state (CPU, and CUDA when in use) into a
+    checkpoint being saved."""
+    checkpoint[HISTORY_KEY] = list(history)
+    checkpoint[RNG_KEY] = {"cpu": torch.get_rng_state(),
+                           "cuda": (torch.cuda.get_rng_state_all()
+                                    if torch.cuda.is_initialized() else [])}
+
+
+def restore_run_state(checkpoint: dict[str, Any]) -> list[dict[str, Any]]:
+    """Restore torch's random state from a checkpoint being loaded (the CUDA states when this
+    machine has as many devices); return its loss history."""
+    rng = checkpoint.get(RNG_KEY)
+    if rng is not None:
+        torch.set_rng_state(rng["cpu"])
+        if rng["cuda"] and torch.cuda.is_available() \
+                and len(rng["cuda"]) == torch.cuda.device_count():
+            torch.cuda.set_rng_state_all(rng["cuda"])
+    return list(checkpoint.get(HISTORY_KEY, []))
