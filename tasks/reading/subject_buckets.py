@@ -8,9 +8,9 @@ their subject's hyperlink count (``sources.hyperlink_counts``) with EntityQuesti
 about equal cumulative weight; ``order`` numbers bucket 0 as the rarest or the most frequent),
 and each reader's EM/F1 (official SQuAD v1.1) is reported per bucket. ``weight="hyperlinks"``
 weighs a question by its subject's count, as EntityQuestions weighs facts: with a long tail and
-a couple of hundred questions, the popular buckets then hold one question each (measured on the
-demo world: 192 of 200 dev questions in bucket 0 of 8), so the default ``"questions"`` weighs
-every question 1 (equal-size buckets, i.e. popularity quantiles). Dev questions without a line
+a few hundred questions, the popular buckets then hold few questions (the demo's 400 dev
+questions: 94 in the rarest of 8 buckets, 3 in the most popular), so the default
+``"questions"`` weighs every question 1 (equal-size buckets, i.e. popularity quantiles). Dev questions without a line
 are counted (``unlinked``) and left out of the buckets; a line whose id is not a dev question is
 an error naming the file and line.
 
