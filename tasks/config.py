@@ -70,21 +70,21 @@ class DemoWorldConfig(Section):
     """Size and shape of the synthetic encyclopedia (the embedded default world)."""
 
     seed: int = 13
-    n_people: int = 3000
-    n_organisations: int = 1400
-    n_works: int = 2700
-    n_places: int = 1400
-    zipf_exponent: float = 1.0
-    max_hyperlinks: int = 50_000
-    passage_words: int = 100
-    n_comention_passages: int = 500
-    n_nq_train: int = 800
-    n_nq_dev: int = 200
-    n_nq_test: int = 200
-    n_squad_train: int = 600
-    n_squad_dev: int = 400
-    n_quora_pairs: int = 4000
-    n_wikianswers_pairs: int = 4000
+    n_people: int = Field(3000, ge=1)
+    n_organisations: int = Field(1400, ge=1)
+    n_works: int = Field(2700, ge=1)
+    n_places: int = Field(1400, ge=1)
+    zipf_exponent: float = Field(1.0, gt=0.0)
+    max_hyperlinks: int = Field(50_000, ge=1)
+    passage_words: int = Field(100, ge=1)
+    n_comention_passages: int = Field(500, ge=0)
+    n_nq_train: int = Field(800, ge=0)
+    n_nq_dev: int = Field(200, ge=0)
+    n_nq_test: int = Field(200, ge=0)
+    n_squad_train: int = Field(600, ge=0)
+    n_squad_dev: int = Field(400, ge=0)
+    n_quora_pairs: int = Field(4000, ge=0)
+    n_wikianswers_pairs: int = Field(4000, ge=0)
     trex_docs_per_file: int = Field(1000, ge=1)
 
 
@@ -349,7 +349,8 @@ def resolve_params(raw: dict[str, Any], profile: str | None = None,
     profiles = raw.pop("profiles", {}) or {}
     chosen = profile or raw.get("profile") or "demo"
     if chosen not in PROFILES:
-        raise ParamsError(f"{source}: profile must be one of {PROFILES}, not {chosen!r}")
+        asked = "" if profile is None else " (asked for by --profile or $QASTRESS_PROFILE)"
+        raise ParamsError(f"{source}: profile must be one of {PROFILES}, not {chosen!r}{asked}")
     merged = _deep_merge(raw, profile_overlay(profiles, chosen, source))
     merged["profile"] = chosen
     for dotted, value in (overrides or {}).items():
@@ -383,11 +384,38 @@ def load_params(path: str | Path | None = None, profile: str | None = None,
                 "params.yaml is), or pass --params FILE (or set $QASTRESS_PARAMS)")
         raise ParamsError(f"{path}: no such params file{hint}")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise ParamsError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except yaml.YAMLError as exc:
-        raise ParamsError(f"{path}: not valid YAML ({exc})") from None
+        raise ParamsError(f"{path}: not valid YAML{_yaml_place(exc)}") from None
+    if raw is None:
+        raise ParamsError(f"{path}: the params file is empty (expected its sections and "
+                          "profiles: start from the project's params.yaml)")
     if not isinstance(raw, dict):
         raise ParamsError(f"{path}: expected a mapping of sections at the top level")
+    _check_profile_present(raw, profile, path)
     return resolve_params(raw, profile=profile, overrides=overrides, source=str(path))
+
+
+def _yaml_place(exc: yaml.YAMLError) -> str:
+    """`` at line L, column C: problem`` of a YAML error (one line; without a mark, its text
+    on one line)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if mark is None or problem is None:
+        return f" ({' '.join(str(exc).split())})"
+    return f" at line {mark.line + 1}, column {mark.column + 1}: {problem}"
+
+
+def _check_profile_present(raw: dict[str, Any], profile: str | None, path: Path) -> None:
+    """A profile asked for (``--profile``, ``$QASTRESS_PROFILE``, or the demo by default) must
+    be one of the file's ``profiles``, unless the file names it as its own ``profile``: the
+    base sections alone would run another study (e.g. ``smoke`` at demo size)."""
+    chosen = profile or raw.get("profile") or "demo"
+    profiles = raw.get("profiles") or {}
+    if chosen in PROFILES and chosen not in profiles and raw.get("profile") != chosen:
+        have = ", ".join(sorted(profiles)) or "none"
+        raise ParamsError(f"{path}: profile {chosen!r} is not in the file's profiles ({have}):"
+                          " add it under profiles:, or name it as the file's own profile "
+                          f"(profile: {chosen})")

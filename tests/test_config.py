@@ -197,3 +197,48 @@ def test_config_layer_imports_no_domain_module():
     done = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True,
                           text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_an_empty_params_file_is_an_error_not_the_defaults(tmp_path):
+    empty = tmp_path / "params.yaml"
+    empty.write_text("# nothing yet\n")
+    with pytest.raises(ParamsError, match=r"params\.yaml: the params file is empty"):
+        load_params(empty, profile="smoke")
+
+
+def test_a_profile_the_file_does_not_hold_is_an_error(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text("retrieval: {bm25: {k1: 0.9}}\nprofiles:\n  demo: {}\n")
+    with pytest.raises(ParamsError, match=r"profile 'smoke' is not in the file's profiles "
+                                          r"\(demo\)"):
+        load_params(path, profile="smoke")
+    assert load_params(path, profile="demo").retrieval.bm25.k1 == 0.9
+    own = tmp_path / "real.yaml"  # a file that is its own profile needs no profiles section
+    own.write_text("profile: real\nsources: {world: real}\n")
+    assert load_params(own).profile == "real"
+    with pytest.raises(ParamsError, match=r"profile 'smoke' is not in the file's profiles "
+                                          r"\(none\)"):
+        load_params(own, profile="smoke")
+
+
+def test_a_yaml_error_is_one_line_with_its_place(tmp_path):
+    bad = tmp_path / "params.yaml"
+    bad.write_text("retrieval:\n  bm25: {k1: 0.9\n")
+    with pytest.raises(ParamsError) as caught:
+        load_params(bad)
+    message = str(caught.value)
+    assert "\n" not in message and "<unicode string>" not in message
+    assert re.search(r"params\.yaml: not valid YAML at line \d+, column \d+: ", message), message
+
+
+def test_a_profile_asked_for_by_name_says_so():
+    with pytest.raises(ParamsError, match=r"not 'huge' \(asked for by --profile"):
+        resolve_params({}, profile="huge")
+
+
+@pytest.mark.parametrize("key, value", [("demo_world.n_people", 0),
+                                        ("demo_world.n_squad_dev", -3),
+                                        ("demo_world.zipf_exponent", 0.0)])
+def test_demo_world_sizes_are_checked(key, value):
+    with pytest.raises(ParamsError, match=re.escape(key)):
+        resolve_params({}, overrides={key: value})
