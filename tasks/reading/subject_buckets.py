@@ -10,9 +10,9 @@ and each reader's EM/F1 (official SQuAD v1.1) is reported per bucket. ``weight="
 weighs a question by its subject's count, as EntityQuestions weighs facts: with a long tail and
 a few hundred questions, the popular buckets then hold few questions (the demo's 400 dev
 questions: 94 in the rarest of 8 buckets, 3 in the most popular), so the default
-``"questions"`` weighs every question 1 (equal-size buckets, i.e. popularity quantiles). Dev questions without a line
-are counted (``unlinked``) and left out of the buckets; a line whose id is not a dev question is
-an error naming the file and line.
+``"questions"`` weighs every question 1 (equal-size buckets, i.e. popularity quantiles). Dev
+questions without a line are counted (``unlinked``) and left out of the buckets; a line whose
+id is not a dev question is an error naming the file and line.
 
 The paraphrased test sets get the same buckets (:func:`score_paraphrase_buckets`): each pair's
 original question is a SQuAD dev question (the set's ``<set>_pairs.parquet`` maps its
