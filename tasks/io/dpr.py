@@ -103,7 +103,8 @@ def parse_dpr_example(value: Any, path: str | Path = "<DPR>", index: int = 0) ->
         return DprExample(
             dataset=dataset,
             question=string_field(value["question"], "question", allow_empty=False),
-            answers=answers_field(value["answers"], "answers", allow_empty=True),
+            answers=answers_field(value["answers"], "answers", allow_empty=True,
+                                  allow_blank=True),  # (training reads the contexts)
             positive_ctxs=lists["positive_ctxs"],
             negative_ctxs=lists["negative_ctxs"],
             hard_negative_ctxs=lists["hard_negative_ctxs"],

@@ -35,8 +35,15 @@ def string_field(value: Any, inner: str, allow_empty: bool = True) -> str:
     return value
 
 
-def answers_field(value: Any, inner: str, allow_empty: bool) -> tuple[str, ...]:
-    """A list of answer strings (non-empty unless ``allow_empty``)."""
+#: Why a blank gold answer is refused where answers are matched against passages.
+BLANK_ANSWER = "a non-blank answer string (a blank one is found in every passage)"
+
+
+def answers_field(value: Any, inner: str, allow_empty: bool,
+                  allow_blank: bool = False) -> tuple[str, ...]:
+    """A list of answer strings (non-empty unless ``allow_empty``; each with a non-space
+    character unless ``allow_blank``: DPR's and EntityQuestions' matchers find an empty
+    token sequence in every passage, so a blank answer would make every question a hit)."""
     if not isinstance(value, list | tuple):
         raise Invalid(inner, "a list of answer strings", preview(value))
     if not value and not allow_empty:
@@ -44,6 +51,8 @@ def answers_field(value: Any, inner: str, allow_empty: bool) -> tuple[str, ...]:
     for position, answer in enumerate(value):
         if not isinstance(answer, str):
             raise Invalid(f"{inner}[{position}]", "a string answer", preview(answer))
+        if not allow_blank and not answer.strip():
+            raise Invalid(f"{inner}[{position}]", BLANK_ANSWER, preview(answer))
     return tuple(value)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.io.atomic import atomic_write
+from tasks.io.dpr_fields import BLANK_ANSWER
 from tasks.io.errors import DataFormatError, MissingInputError, SkipCounter, handle, preview
 from tasks.io.text import utf8_error
 
@@ -57,6 +58,9 @@ def _parse(value: Any, path: str | Path, where: str) -> EQQuestion:
     for position, answer in enumerate(answers):
         if not isinstance(answer, str):
             raise DataFormatError(path, where, f"a string answer (answers[{position}])",
+                                  preview(answer))
+        if not answer.strip():
+            raise DataFormatError(path, where, f"{BLANK_ANSWER} (answers[{position}])",
                                   preview(answer))
     return EQQuestion(question, tuple(answers))
 

@@ -161,3 +161,19 @@ def test_retrieval_results_errors(tmp_path: Path) -> None:
     assert [r.question for r in read_retrieval_results(path, "skip", skips)] == ["q0"]
     assert skips.total == 2
     assert "record 2, answers: expected a non-empty answers list" in skips.examples[1]
+
+
+def test_a_blank_answer_is_refused_where_answers_are_matched(tmp_path: Path) -> None:
+    """DPR's matcher finds the empty token sequence in every passage: a blank gold answer
+    would make its question a hit at every k. Training JSON does not match answers."""
+    path = tmp_path / "P19.results.json"
+    ctx = {"id": "1", "title": "t", "text": "x", "score": 1.0, "has_answer": False}
+    path.write_text(json.dumps([{"question": "q0", "answers": ["a", ""], "ctxs": [ctx]}]),
+                    encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"record 0, answers\[1\]: expected a non-blank "
+                                              r"answer string"):
+        read_retrieval_results(path)
+    train = tmp_path / "train.json"
+    train.write_text(json.dumps([{"question": "q", "answers": [""], "positive_ctxs": [ctx]}]),
+                     encoding="utf-8")
+    assert [e.answers for e in iter_dpr_examples(train)] == [("",)]

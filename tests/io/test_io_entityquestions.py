@@ -67,6 +67,9 @@ def test_jsonl_variant(tmp_path: Path) -> None:
      r"P36\.dev\.json, record 1: expected a string answer \(answers\[1\]\); got 7"),
     ([{"answers": ["a"]}], r"record 0: expected an object with \"question\" and \"answers\"; "
                            r"got no 'question'"),
+    ([{"question": "q?", "answers": ["a", " "]}],
+     r"record 0: expected a non-blank answer string \(a blank one is found in every passage\) "
+     r"\(answers\[1\]\); got ' '"),
 ])
 def test_malformed(tmp_path: Path, content: object, pattern: str) -> None:
     path = tmp_path / "P36.dev.json"
