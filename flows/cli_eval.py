@@ -73,7 +73,11 @@ def eval_retrieval(
     object to stdout."""
     import json
 
-    from tasks.evaluation.result_files import accuracy_table, score_result_files
+    from tasks.evaluation.result_files import (
+        accuracy_table,
+        score_result_files,
+        short_rankings,
+    )
     from tasks.io.errors import DataFormatError
 
     try:
@@ -82,4 +86,6 @@ def eval_retrieval(
         typer.secho(f"error: {exc}", fg="red", err=True)
         raise typer.Exit(2) from None
     typer.echo(accuracy_table(report), err=True, nl=False)
+    for note in short_rankings(report):
+        typer.secho(f"note: {note}", fg="yellow", err=True)
     typer.echo(json.dumps(report))

@@ -41,6 +41,11 @@ def result_files(paths: Iterable[Path]) -> list[Path]:
             found.append(path)
         else:
             raise FileNotFoundError(f"{path}: no such file or directory")
+    resolved = [p.resolve() for p in found]
+    twice = [p for p, r in zip(found, resolved, strict=True) if resolved.count(r) > 1]
+    if twice:
+        raise ValueError(f"{twice[0]}: the same result file named twice (each file is one "
+                         "relation)")
     names = [p.name for p in found]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
@@ -84,7 +89,9 @@ def _judged_first_hits(path: Path, results: Sequence[RetrievalResult],
 
 
 def result_file_accuracy(path: Path, ks: Sequence[int], mode: str = STORED) -> dict:
-    """``{"questions": n, k: top-k accuracy (a fraction), ...}`` of one result file."""
+    """``{"questions": n, "ctxs": {"min": m, "max": M}, k: top-k accuracy (a fraction), ...}``
+    of one result file (``ctxs``: the fewest and the most passages a question holds; at a k
+    above the fewest, a question is judged on the passages it has, as ``accuracy.py`` does)."""
     if mode != STORED:
         check_mode(mode)
     results = read_retrieval_results(path)
@@ -92,7 +99,9 @@ def result_file_accuracy(path: Path, ks: Sequence[int], mode: str = STORED) -> d
         raise DataFormatError(path, "top level", "at least one retrieval result", "[]")
     hits = (_stored_first_hits(path, results) if mode == STORED
             else _judged_first_hits(path, results, mode))
-    return {"questions": len(results), **topk_accuracy(hits, ks)}
+    counts = [len(result.ctxs) for result in results]
+    return {"questions": len(results), "ctxs": {"min": min(counts), "max": max(counts)},
+            **topk_accuracy(hits, ks)}
 
 
 def score_result_files(paths: Iterable[Path], ks: Sequence[int],
@@ -106,11 +115,27 @@ def score_result_files(paths: Iterable[Path], ks: Sequence[int],
                  for path in result_files(paths)}
     average = macro_average({name: {k: acc[k] for k in ks} for name, acc in fractions.items()})
     return {"mode": mode, "ks": ks,
-            "files": {name: {"questions": acc["questions"],
+            "files": {name: {"questions": acc["questions"], "ctxs": acc["ctxs"],
                              **{f"top{k}": 100 * acc[k] for k in ks}}
                       for name, acc in fractions.items()},
             "macro": {f"top{k}": 100 * average[k] for k in ks},
             "questions": sum(acc["questions"] for acc in fractions.values())}
+
+
+def short_rankings(report: dict) -> list[str]:
+    """One note per file whose questions hold fewer passages than a cut-off asks for (its
+    top-k then counts only the passages there are: a question without any is a miss)."""
+    notes = []
+    for name, scores in sorted(report["files"].items()):
+        fewest, most = scores["ctxs"]["min"], scores["ctxs"]["max"]
+        above = [k for k in report["ks"] if k > fewest]
+        if above:
+            held = f"{fewest}" if fewest == most else f"{fewest} to {most}"
+            plural = "s" if most != 1 else ""
+            notes.append(f"{name}: its questions hold {held} passage{plural}, fewer than k="
+                         f"{', '.join(map(str, above))}: top-k there counts the passages "
+                         "there are")
+    return notes
 
 
 def accuracy_table(report: dict) -> str:

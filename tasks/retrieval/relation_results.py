@@ -9,7 +9,7 @@ artifact.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from prefect import task
@@ -17,6 +17,7 @@ from prefect import task
 from tasks.evaluation.has_answer import DEFAULT_MODE, HasAnswerMode
 from tasks.io.atomic import write_json
 from tasks.io.dpr_results import RetrievalResult, RetrievedCtx, write_retrieval_results
+from tasks.io.errors import DataFormatError
 from tasks.io.trec import read_trec_run
 from tasks.orchestration import artifact_task
 from tasks.reporting.tables import publish_table_artifact, topk_rows, write_topk_report
@@ -38,15 +39,45 @@ def evaluate_run(run_path: Path, queries: Path, passages: Path, results_dir: Pat
     carries its text.
     """
     run = read_trec_run(run_path)
+    query_set = read_query_set(queries)
+    note = run_coverage(run, query_set.qids, run_path)
+    if note:
+        print(f"{retriever}: {note}")
     texts = passage_lookup(passages, [run])
-    evaluations = evaluate(run, read_query_set(queries), texts, ks, mode,
-                           result_ctxs=result_ctxs)
+    evaluations = evaluate(run, query_set, texts, ks, mode, result_ctxs=result_ctxs)
     for relation, evaluation in evaluations.items():
         write_retrieval_results(results_dir / f"{relation}.{retriever}.json",
                                 _results(evaluation, texts, result_ctxs))
     metrics = summarise(evaluations, retriever, mode)
     write_json(metrics_path, metrics, indent=2)
     return metrics
+
+
+def run_coverage(run: Mapping[str, Sequence[object]], qids: Sequence[str],
+                 run_path: Path) -> str | None:
+    """How the run's queries meet the query set's: ``None`` when every question has a
+    ranking and the run has no other query; else a note counting the questions without one
+    (scored as misses: BM25 finds nothing for a question without an indexed term) and the
+    run's queries that are not questions (left out). A run that holds none of the questions
+    (ids of another scheme) is a :class:`DataFormatError`."""
+    asked = set(qids)
+    missing = [qid for qid in qids if qid not in run]
+    extra = [qid for qid in run if qid not in asked]
+    if qids and len(missing) == len(qids):
+        raise DataFormatError(run_path, "query ids", f"the query set's ids ({qids[0]!r}, ...)",
+                              f"none of its {len(qids)} questions; the run's ids: "
+                              f"{', '.join(map(repr, list(run)[:3])) or 'none (empty run)'}")
+    if not missing and not extra:
+        return None
+    parts = []
+    if missing:
+        parts.append(f"{len(missing)} of {len(qids)} questions have no ranking in "
+                     f"{Path(run_path).name} (scored as misses: {', '.join(missing[:5])}"
+                     f"{', ...' if len(missing) > 5 else ''})")
+    if extra:
+        parts.append(f"{len(extra)} queries of the run are not questions of the set (left "
+                     f"out: {', '.join(extra[:5])}{', ...' if len(extra) > 5 else ''})")
+    return "; ".join(parts)
 
 
 def _results(evaluation: RelationEvaluation, passages: dict[str, tuple[str, str]],

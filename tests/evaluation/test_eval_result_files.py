@@ -41,8 +41,9 @@ def test_per_file_accuracy_and_the_macro_average(tmp_path):
     _results(tmp_path / "P19.test.json", P19)
     _results(tmp_path / "P36.test.json", P36)
     report = score_result_files([tmp_path], [1, 2, 3, 100])
-    assert report["files"]["P19.test.json"] == {"questions": 4, "top1": 25.0, "top2": 50.0,
-                                                "top3": 75.0, "top100": 75.0}
+    assert report["files"]["P19.test.json"] == {"questions": 4, "ctxs": {"min": 1, "max": 3},
+                                                "top1": 25.0, "top2": 50.0, "top3": 75.0,
+                                                "top100": 75.0}
     assert report["files"]["P36.test.json"]["top1"] == 100.0
     assert report["macro"] == {"top1": 62.5, "top2": 75.0, "top3": 87.5, "top100": 87.5}
     assert report["questions"] == 5
@@ -102,6 +103,15 @@ def test_the_cli_prints_the_table_and_one_json_object(tmp_path):
     assert result.exit_code == 0, result.output
     assert "25.0%\t75.0%\tP19.test.json" in result.stderr
     assert json.loads(result.stdout)["macro"] == {"top1": 62.5, "top3": 87.5}
+    # a cut-off above the passages a question holds is said, per file
+    assert "note: P19.test.json: its questions hold 1 to 3 passages, fewer than k=3" \
+        in result.stderr
+    assert "note: P36.test.json: its questions hold 1 passage, fewer than k=3" in result.stderr
+    result = CliRunner().invoke(app, ["eval", "retrieval", str(tmp_path), "-k", "1"])
+    assert "note:" not in result.stderr
+    twice = tmp_path / "P36.test.json"
+    result = CliRunner().invoke(app, ["eval", "retrieval", str(twice), str(twice)])
+    assert result.exit_code == 2 and "the same result file named twice" in result.stderr
     broken = tmp_path / "bad" / "P1.json"
     broken.parent.mkdir()
     broken.write_text('[{"question": "q", "answers": ["a"], "ctxs": [}]')

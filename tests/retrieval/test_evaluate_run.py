@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tasks.io.dpr_results import read_retrieval_results
 from tasks.io.entityquestions import EQQuestion, write_eq_file
 from tasks.io.passages import Passage, write_passages
@@ -33,3 +35,23 @@ def test_result_json_is_capped_but_accuracy_uses_the_whole_run(tmp_path):
     assert [len(r.ctxs) for r in full_json] == [3, 2]
     assert [len(r.ctxs) for r in capped_json] == [1, 1]
     assert [c.has_answer for c in full_json[0].ctxs] == [False, True, False]
+
+
+def test_run_coverage_counts_questions_without_a_ranking_and_refuses_a_foreign_run(tmp_path):
+    from tasks.io.errors import DataFormatError
+    from tasks.retrieval.relation_results import run_coverage
+
+    qids = ["P19:000000", "P19:000001", "P36:000000"]
+    hits = [("7", 1.0)]
+    assert run_coverage({q: hits for q in qids}, qids, tmp_path / "bm25.trec") is None
+    note = run_coverage({"P19:000000": hits, "P36:000000": hits, "q9": hits}, qids,
+                        tmp_path / "bm25.trec")
+    assert note == ("1 of 3 questions have no ranking in bm25.trec (scored as misses: "
+                    "P19:000001); 1 queries of the run are not questions of the set (left out: "
+                    "q9)")
+    with pytest.raises(DataFormatError, match=r"bm25\.trec, query ids: expected the query set's "
+                                              r"ids \('P19:000000', \.\.\.\); got none of its 3 "
+                                              r"questions; the run's ids: '1', '2'"):
+        run_coverage({"1": hits, "2": hits}, qids, tmp_path / "bm25.trec")
+    with pytest.raises(DataFormatError, match=r"none \(empty run\)"):
+        run_coverage({}, qids, tmp_path / "bm25.trec")
