@@ -60,7 +60,7 @@ def _error_position(path: str | Path) -> str | None:
         json.loads(Path(path).read_bytes())
     except json.JSONDecodeError as exc:
         return f"line {exc.lineno}, column {exc.colno}"
-    except ValueError:  # not UTF-8 either: the record alone
+    except (ValueError, RecursionError):  # not UTF-8, or nested too deep: the record alone
         return None
     return None
 

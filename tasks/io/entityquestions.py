@@ -25,7 +25,14 @@ from typing import Any
 
 from tasks.io.atomic import atomic_write
 from tasks.io.dpr_fields import BLANK_ANSWER
-from tasks.io.errors import DataFormatError, MissingInputError, SkipCounter, handle, preview
+from tasks.io.errors import (
+    TOO_DEEP,
+    DataFormatError,
+    MissingInputError,
+    SkipCounter,
+    handle,
+    preview,
+)
 from tasks.io.text import utf8_error
 
 SPLITS = ("train", "dev", "test")
@@ -91,12 +98,18 @@ def read_eq_file(path: str | Path, on_error: str = "raise",
             except json.JSONDecodeError as exc:
                 handle(DataFormatError(path, f"line {lineno}", "one JSON object per line",
                                        exc.msg), on_error, skips)
+            except RecursionError:
+                handle(DataFormatError(path, f"line {lineno}", "one JSON object per line",
+                                       TOO_DEEP), on_error, skips)
     else:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise DataFormatError(path, f"line {exc.lineno} column {exc.colno}",
                                   "a JSON list of {question, answers}", exc.msg) from None
+        except RecursionError:
+            raise DataFormatError(path, "top level", "a JSON list of {question, answers}",
+                                  TOO_DEEP) from None
         if not isinstance(data, list):
             raise DataFormatError(path, "top level", "a JSON list of {question, answers}",
                                   type(data).__name__)

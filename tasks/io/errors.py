@@ -90,3 +90,7 @@ def handle(error: DataFormatError, on_error: str, skips: SkipCounter | None) -> 
     if on_error != "skip":
         raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
     skips.skip(error)
+
+
+#: What a JSON file nested deeper than Python's parser follows is said to be.
+TOO_DEEP = "JSON nested deeper than Python's parser follows (thousands of levels)"

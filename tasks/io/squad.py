@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.io.atomic import write_json
-from tasks.io.errors import DataFormatError, SkipCounter, handle, preview
+from tasks.io.errors import TOO_DEEP, DataFormatError, SkipCounter, handle, preview
 from tasks.io.text import utf8_error
 
 _ARTICLE_KEYS = "an object with keys 'title' (string) and 'paragraphs' (list)"
@@ -133,6 +133,9 @@ def _load_json(path: str | Path, top_level_keys: str | None = None) -> Any:
         got = "an empty file" if not text.strip() else exc.msg
         raise DataFormatError(path, f"line {exc.lineno}, column {exc.colno}", "valid JSON",
                               got) from None
+    except RecursionError:
+        raise DataFormatError(path, "top level", "SQuAD JSON (a few levels of nesting)",
+                              TOO_DEEP) from None
     found = _find_repeated(value) if repeated else None
     if found is not None:
         where, obj = found

@@ -148,3 +148,17 @@ def test_release_dev_discovery() -> None:
     found = discover_eq_files(EQ_DATA, "dev")
     assert {"P19", "P36", "P159", "P170", "P800"} <= set(found)
     assert all(eq_relation_of(p) == r for r, p in found.items())
+
+
+def test_json_nested_too_deep_is_named_not_a_traceback(tmp_path: Path) -> None:
+    from tasks.io.squad import read_squad
+
+    deep = "[" * 100_000 + "]" * 100_000
+    eq = tmp_path / "P36.dev.json"
+    eq.write_text(deep, encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"P36\.dev\.json, top level: .*nested deeper"):
+        read_eq_file(eq)
+    squad = tmp_path / "dev-v1.1.json"
+    squad.write_text(deep, encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"dev-v1\.1\.json, top level: .*nested deeper"):
+        read_squad(squad)
