@@ -42,23 +42,53 @@ def _reader(stream: Iterable[str]) -> Any:
     return csv.reader(stream, delimiter="\t", quotechar='"', doublequote=True)
 
 
+class _SeenIds:
+    """The passage ids read so far: a bitmap for ids in DPR's scheme (decimal integers from 1:
+    21M of them take 21 MB, not the ~2 GB of a set of strings), a set for any other id."""
+
+    _MAX_BITMAP = 1 << 31
+
+    def __init__(self) -> None:
+        self.bitmap = bytearray()
+        self.others: set[str] = set()
+
+    def add(self, pid: str) -> bool:
+        """Record ``pid``; False when it was seen before."""
+        if pid.isdigit() and pid.isascii() and (pid == "0" or pid[0] != "0"):
+            number = int(pid)
+            if number < self._MAX_BITMAP:
+                if number >= len(self.bitmap):
+                    self.bitmap.extend(bytes(max(number + 1 - len(self.bitmap),
+                                                 len(self.bitmap))))
+                if self.bitmap[number]:
+                    return False
+                self.bitmap[number] = 1
+                return True
+        if pid in self.others:
+            return False
+        self.others.add(pid)
+        return True
+
+
 def iter_passages(path: str | Path, on_error: str = "raise",
                   skips: SkipCounter | None = None) -> Iterator[Passage]:
     """Stream the passages of a DPR-style passage TSV.
 
     The first line must be the header ``id<TAB>text<TAB>title`` (always raises otherwise).
-    A record with a field count other than 3, an empty id, a title holding a line break (an
-    unclosed quote in the title, which would take the records after it), or the header line
-    again raises :class:`DataFormatError` naming the line, or with ``on_error="skip"`` is
-    counted in ``skips``. Always raised, even when skipping: a bad record spanning several lines (an
-    unclosed quote takes the lines after it into its field; the error names the lines), bytes
-    that are not UTF-8 (the error names the first bad line; record boundaries after it cannot
-    be trusted) and a TSV error from :mod:`csv`.
+    A record with a field count other than 3, an empty id, an id seen before in the file, a
+    title holding a line break (an unclosed quote in the title, which would take the records
+    after it), or the header line again raises :class:`DataFormatError` naming the line, or
+    with ``on_error="skip"`` is counted in ``skips`` (a repeated id's first record is kept).
+    Always raised, even when skipping: a bad record spanning several lines (an unclosed quote
+    takes the lines after it into its field; the error names the lines), bytes that are not
+    UTF-8 (the error names the first bad line; record boundaries after it cannot be trusted)
+    and a TSV error from :mod:`csv`.
     """
     with open(path, encoding="utf-8-sig", newline="") as stream:
         reader = _reader(stream)
         _check_header(reader, path)
         header = _HEADER_ROW
+        seen = _SeenIds()
         while True:
             first = reader.line_num + 1
             try:
@@ -71,7 +101,13 @@ def iter_passages(path: str | Path, on_error: str = "raise",
             except UnicodeDecodeError as exc:
                 raise utf8_error(path, exc) from None
             if len(row) == 3 and row[0].strip() and "\n" not in row[2] and row != header:
-                yield Passage(*row)
+                if seen.add(row[0]):
+                    yield Passage(*row)
+                    continue
+                error = DataFormatError(path, record_lines(first, reader.line_num),
+                                        "a passage id not used before in the file",
+                                        f"{preview(row[0])} a second time")
+                handle_record_error(error, first, reader.line_num, on_error, skips)
             elif row:  # not a blank line
                 error = DataFormatError(path, record_lines(first, reader.line_num),
                                         *_problem(row))

@@ -148,3 +148,21 @@ def test_repeated_header_is_a_bad_record(tmp_path: Path) -> None:
     skips = SkipCounter("passages")
     assert [p.id for p in iter_passages(path, on_error="skip", skips=skips)] == ["1", "2"]
     assert skips.total == 1
+
+
+@pytest.mark.parametrize(("ids", "line", "again"), [
+    (["1", "2", "1"], 4, "'1'"),                    # DPR's integer ids (the bitmap)
+    (["7", "3000000", "3000000"], 4, "'3000000'"),  # the bitmap grows
+    (["doc-a", "doc-b", "doc-a"], 4, "'doc-a'"),    # any other id (the set)
+    (["01", "1", "01"], 4, "'01'"),                 # '01' and '1' are two ids
+])
+def test_a_repeated_passage_id_is_a_bad_record(tmp_path: Path, ids, line, again) -> None:
+    path = tmp_path / "psgs.tsv"
+    write_passages(path, [Passage(pid, f"text {i}", f"T{i}") for i, pid in enumerate(ids)])
+    with pytest.raises(DataFormatError, match=rf"psgs\.tsv, line {line}: expected a passage id "
+                                              rf"not used before in the file; got {again} a "
+                                              "second time"):
+        list(iter_passages(path))
+    skips = SkipCounter("passages")
+    kept = list(iter_passages(path, on_error="skip", skips=skips))
+    assert [p.id for p in kept] == ids[:2] and kept[0].text == "text 0" and skips.total == 1
