@@ -63,7 +63,7 @@ def paraphrase(params: Params | None = None, profile: str | None = None,
                                           cfg.vocab_size, cfg.vocab_model_type)
         stats["paraphraser"] = train_paraphraser_task(
             layout.paraphrase_triples, layout.paraphrase_vocab, layout.paraphraser_dir,
-            cfg.model)
+            cfg.model, checkpoint_dir=str(layout.paraphraser_checkpoints))
         model_dir = layout.paraphraser_dir
     stats["suggestions"] = suggestions_task(
         squad_dev, layout.ppdb_table, layout.paraphrase_suggestions, max_n=cfg.max_ngram,

@@ -15,15 +15,18 @@ from models.resumable_loader import ResumableLoader
 
 
 class SeededDataModule(pl.LightningDataModule):
-    """Train (shuffled with ``seed``) and validation (in order; none when empty) loaders."""
+    """Train (shuffled with ``seed``) and validation (in order; none when empty) loaders;
+    ``val_collate`` collates validation batches when it differs from training's."""
 
     def __init__(self, train: Sequence[Any], val: Sequence[Any] | None,
                  collate: Callable[[list[Any]], Any], batch_size: int, seed: int = 0,
-                 num_workers: int = 0) -> None:
+                 num_workers: int = 0,
+                 val_collate: Callable[[list[Any]], Any] | None = None) -> None:
         super().__init__()
         self.train_set = train
         self.val_set = val
         self.collate = collate
+        self.val_collate = val_collate or collate
         self.batch_size = batch_size
         self.seed = seed
         self.num_workers = num_workers
@@ -50,4 +53,4 @@ class SeededDataModule(pl.LightningDataModule):
         if not self.val_set:
             return []
         return DataLoader(self.val_set, batch_size=self.batch_size, shuffle=False,
-                          collate_fn=self.collate, num_workers=self.num_workers)
+                          collate_fn=self.val_collate, num_workers=self.num_workers)

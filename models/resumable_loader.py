@@ -65,6 +65,35 @@ class _SkippingDistributedSampler(DistributedSampler):
         return indices
 
 
+class _CollateWithState:
+    """A collate function that draws random numbers (``get_state``/``set_state``), with its
+    state before each batch of the pass: the state a resumed pass must start its next batch
+    from, since Lightning has collated a batch ahead of the one it trains."""
+
+    KEEP = 4  # states of the latest batches kept (Lightning prefetches one)
+
+    def __init__(self, collate: Any) -> None:
+        self.collate = collate
+        self.next_batch = 0
+        self.before: dict[int, Any] = {}
+
+    def start(self, batch: int) -> None:
+        """A pass (re)starts at its batch ``batch``."""
+        self.next_batch = batch
+        self.before.clear()
+
+    def state_before(self, batch: int) -> Any:
+        """The collate function's state before it collated the pass's batch ``batch`` (its
+        current state when it has not collated that batch yet)."""
+        return self.before.get(batch, self.collate.get_state())
+
+    def __call__(self, items: list[Any]) -> Any:
+        self.before[self.next_batch] = self.collate.get_state()
+        self.before.pop(self.next_batch - self.KEEP, None)
+        self.next_batch += 1
+        return self.collate(items)
+
+
 class ResumableLoader(DataLoader):
     """``DataLoader(dataset, batch_size, shuffle=True, generator=Generator().manual_seed(seed))``
     whose position a checkpoint keeps (see the module docstring).
@@ -72,6 +101,10 @@ class ResumableLoader(DataLoader):
     ``trained_batches`` returns how many batches of the current pass have been trained (the
     trainer's progress). With ``num_replicas`` > 1 it is process ``rank``'s share of each
     epoch, shuffled by ``seed`` and the epoch (``DistributedSampler``).
+
+    A ``collate_fn`` that draws random numbers and has ``get_state``/``set_state`` (the
+    paraphraser's, which forces words out of vocabulary) gets its state saved and restored
+    too, in one process without loader workers (elsewhere its draws after a resume differ).
     """
 
     def __init__(self, dataset: Sequence[Any], batch_size: int, seed: int,
@@ -84,24 +117,32 @@ class ResumableLoader(DataLoader):
                                                   seed=seed)
         else:
             sampler = _SkippingSampler(RandomSampler(dataset, generator=generator))
+        stateful = (hasattr(collate_fn, "get_state") and hasattr(collate_fn, "set_state")
+                    and num_workers == 0 and num_replicas == 1)
+        collate = _CollateWithState(collate_fn) if stateful else None
         super().__init__(dataset, batch_size=batch_size, sampler=sampler, generator=generator,
-                         collate_fn=collate_fn, num_workers=num_workers,
+                         collate_fn=collate or collate_fn, num_workers=num_workers,
                          persistent_workers=num_workers > 0)
+        self._collate = collate
         self._skipping = sampler
         self._trained_batches = trained_batches
         self._pass_start: torch.Tensor | None = None
-        self._resume: tuple[torch.Tensor, int] | None = None
+        self._resume: tuple[torch.Tensor, int, Any] | None = None
 
     def __iter__(self) -> Iterator[Any]:
         if isinstance(self._skipping, _SkippingDistributedSampler):
             return super().__iter__()  # the sampler's epoch fixes the order (and the skip)
         skip = 0
         if self._resume is not None:
-            state, skip = self._resume
+            state, skip, collate_state = self._resume
             self._resume = None
             self.generator.set_state(state)
+            if self._collate is not None and collate_state is not None:
+                self._collate.collate.set_state(collate_state)
         self._pass_start = self.generator.get_state()
         self._skipping.skip = skip * self.batch_size
+        if self._collate is not None:
+            self._collate.start(skip)
         return super().__iter__()
 
     def state_dict(self) -> dict[str, Any]:
@@ -113,8 +154,14 @@ class ResumableLoader(DataLoader):
             return {"num_replicas": self._skipping.num_replicas, "epoch": self._skipping.epoch,
                     "skip_batches": trained}
         if self._pass_start is None or trained >= len(self):
-            return {"generator": self.generator.get_state(), "skip_batches": 0}
-        return {"generator": self._pass_start, "skip_batches": trained}
+            state = {"generator": self.generator.get_state(), "skip_batches": 0}
+            if self._collate is not None:
+                state["collate"] = self._collate.collate.get_state()
+            return state
+        state = {"generator": self._pass_start, "skip_batches": trained}
+        if self._collate is not None:
+            state["collate"] = self._collate.state_before(trained)
+        return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Make the next pass the one the state was taken in, without its trained batches.
@@ -132,4 +179,5 @@ class ResumableLoader(DataLoader):
             self._skipping.skip_epoch = int(state_dict["epoch"])
             self._skipping.skip = int(state_dict["skip_batches"]) * self.batch_size
             return
-        self._resume = (state_dict["generator"], int(state_dict["skip_batches"]))
+        self._resume = (state_dict["generator"], int(state_dict["skip_batches"]),
+                        state_dict.get("collate"))

@@ -148,6 +148,12 @@ class Layout:
         return self.paraphrase_root / "paraphraser"
 
     @property
+    def paraphraser_checkpoints(self) -> Path:
+        """Lightning checkpoints of the paraphraser's training (``last.ckpt``: resume after a
+        kill)."""
+        return self.params.paths.state / "checkpoints" / "paraphraser"
+
+    @property
     def paraphrase_suggestions(self) -> Path:
         """PPDB suggestions of the SQuAD dev questions (Parquet)."""
         return self.paraphrase_root / "suggestions.parquet"

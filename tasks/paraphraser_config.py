@@ -62,6 +62,9 @@ class ParaphraserConfig(BaseModel):
         "torch intra-op threads while training (None: the machine's count, never the "
         "caller's setting); 1 is fastest for small models on a busy CPU"))
     log_every_n_steps: int = Field(50, ge=1)
+    checkpoint_every_n_steps: int = Field(1000, ge=1, description=(
+        "Lightning last.ckpt every N steps into the run's checkpoint directory (a killed run "
+        "resumes from it)"))
     # hardware (configuration, never code changes)
     accelerator: Literal["auto", "cpu", "gpu", "cuda", "mps"] = "auto"
     devices: int | Literal["auto"] | tuple[int, ...] = 1

@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from models import resume
 from models.lightning_quiet import quiet_lightning
 from models.paraphraser.config import ModelConfig, ParaphraserConfig
 from models.paraphraser.data import (
@@ -252,11 +253,16 @@ def resolve_hardware(config: ParaphraserConfig) -> dict[str, Any]:
 
 def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
                       config: ParaphraserConfig | Mapping[str, Any] | None, out_dir: str | Path,
-                      *, val_triples: Sequence[Triple] | None = None) -> Path:
+                      *, val_triples: Sequence[Triple] | None = None,
+                      checkpoint_dir: str | Path | None = None) -> Path:
     """Train on ``(source, suggestion | None, target)`` triples; save to ``out_dir``.
 
     Without ``val_triples`` a seeded ``config.val_fraction`` of the sources is held out for
-    the validation loss. Returns ``out_dir`` (a directory :func:`load_paraphraser` reads).
+    the validation loss. With ``checkpoint_dir``, Lightning writes ``last.ckpt`` there every
+    ``config.checkpoint_every_n_steps`` and a second call with the same run (config,
+    SentencePiece model, triples) resumes from it, ending with the weights of a run never
+    stopped (:mod:`models.resume`; exact in one process without loader workers). Returns
+    ``out_dir`` (a directory :func:`load_paraphraser` reads).
     """
     if not isinstance(config, ParaphraserConfig):
         config = ParaphraserConfig.model_validate(dict(config or {}))
@@ -277,6 +283,13 @@ def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
     from models.paraphraser.datamodule import ParaphraseDataModule
     from models.paraphraser.module import ParaphraserModule
     hardware = resolve_hardware(config)
+    resume_from, checkpointing = None, {}
+    if checkpoint_dir is not None:
+        checkpoint_dir = Path(checkpoint_dir)
+        resume_from = resume.prepare_checkpoints(checkpoint_dir, resume.run_fingerprint(
+            config, Path(spm_model_path), [*triples, "val", *val]))
+        checkpointing = resume.last_checkpoint_callbacks(checkpoint_dir,
+                                                         config.checkpoint_every_n_steps)
     was_deterministic = torch.are_deterministic_algorithms_enabled()
     was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     started = time.time()
@@ -293,12 +306,14 @@ def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
                 max_epochs=config.max_epochs if config.max_steps is None else -1,
                 gradient_clip_val=config.grad_clip,
                 deterministic=config.deterministic,
-                logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                enable_model_summary=False, num_sanity_val_steps=0,
+                logger=False, enable_checkpointing=bool(checkpointing),
+                enable_progress_bar=False, enable_model_summary=False, num_sanity_val_steps=0,
                 limit_val_batches=1.0 if val else 0,
                 log_every_n_steps=config.log_every_n_steps, default_root_dir=scratch,
+                **checkpointing,
             )
-            trainer.fit(module, datamodule=data)
+            trainer.fit(module, datamodule=data,
+                        ckpt_path=str(resume_from) if resume_from else None)
     finally:
         torch.use_deterministic_algorithms(was_deterministic, warn_only=was_warn_only)
     if trainer.is_global_zero:
@@ -317,6 +332,7 @@ def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
             "global_step": trainer.global_step,
             "epochs": trainer.current_epoch,
             "train_seconds": round(time.time() - started, 3),
+            "resumed_from": str(resume_from) if resume_from else None,
             "final_train_loss": _float(trainer.callback_metrics.get("train_loss")),
             "final_val_loss": _float(val_loss),
             "log_history": module.history,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -114,6 +115,15 @@ class Collator:
         words = tok.words(suggestion or "") + tok.words(source)
         cores = sorted({tok.core(w) for w in words if tok.core(w).isalnum()})
         return {c for c in cores if self.rng.random() < self.oov_rate}
+
+    def get_state(self) -> tuple[Any, int | None]:
+        """The forced-OOV generator's state (a resumed training restores it)."""
+        return self.rng.getstate(), self._worker
+
+    def set_state(self, state: tuple[Any, int | None]) -> None:
+        """Continue the forced-OOV draws from a :meth:`get_state`."""
+        rng_state, self._worker = state
+        self.rng.setstate(rng_state)
 
     def __call__(self, triples: Sequence[Triple]) -> TensorBatch:
         tok = self.tokenizer

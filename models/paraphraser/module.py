@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytorch_lightning as pl
 import torch
@@ -12,6 +13,7 @@ from models.optim import adamw, decay_groups, trainer_precision
 from models.paraphraser.config import ModelConfig, ParaphraserConfig
 from models.paraphraser.data import TensorBatch
 from models.paraphraser.network import PointerGeneratorTransformer, sequence_loss
+from models.resume import restore_run_state, save_run_state
 
 
 def lr_lambda(schedule: str, warmup: int, total: int | None):
@@ -68,6 +70,13 @@ class ParaphraserModule(pl.LightningModule):
         value = self.trainer.callback_metrics.get("val_loss")
         if value is not None and not self.trainer.sanity_checking:
             self.history.append({"step": self.global_step, "val_loss": float(value)})
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        save_run_state(checkpoint, self.history)
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        # (with torch's random state: the dropout masks the stopped run would have drawn)
+        self.history = restore_run_state(checkpoint)
 
     def configure_optimizers(self):
         groups = decay_groups(self.model.named_parameters(), self.config.weight_decay,

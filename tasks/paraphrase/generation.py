@@ -98,11 +98,14 @@ class PPDBSubstitution:
 
 
 def train_paraphraser_model(triples_path: Path, vocab_dir: Path, model_dir: Path,
-                            config: Any = None) -> dict[str, Any]:
+                            config: Any = None, checkpoint_dir: str | None = None
+                            ) -> dict[str, Any]:
     """Train :mod:`models.paraphraser` on the triples; return its trainer state summary.
 
     ``config`` is a ``models.paraphraser.ParaphraserConfig`` or a mapping of its fields.
     The empty suggestion :data:`NONE_TOKEN` is passed as ``None`` (the model's own token).
+    With ``checkpoint_dir`` (a string: its checkpoints change while it runs and are not part
+    of the task's cache key), a killed training resumes there.
     """
     from models.paraphraser import train_paraphraser
 
@@ -110,7 +113,8 @@ def train_paraphraser_model(triples_path: Path, vocab_dir: Path, model_dir: Path
                for t in read_triples(triples_path)]
     if hasattr(config, "model_dump"):
         config = config.model_dump()
-    train_paraphraser(triples, vocab_model_path(vocab_dir), dict(config or {}), model_dir)
+    train_paraphraser(triples, vocab_model_path(vocab_dir), dict(config or {}), model_dir,
+                      checkpoint_dir=checkpoint_dir)
     state_file = Path(model_dir) / "trainer_state.json"
     state = json.loads(state_file.read_text("utf-8")) if state_file.is_file() else {}
     # No wall-clock time here (it stays in trainer_state.json): these counts go into

@@ -116,3 +116,49 @@ def test_a_state_from_another_number_of_processes_restarts_the_epoch_with_a_warn
     with pytest.warns(UserWarning, match="saved by a run in 2 process"):
         resumed.load_state_dict(ddp.state_dict())
     assert _batches(resumed) == _batches(_resumable([0]))
+
+
+class _DrawingCollate:
+    """A collate function that draws from its own generator (as the paraphraser's, which
+    forces words out of vocabulary): each batch comes back with its draw."""
+
+    def __init__(self) -> None:
+        import random
+
+        self.rng = random.Random(5)
+
+    def get_state(self):
+        return self.rng.getstate()
+
+    def set_state(self, state) -> None:
+        self.rng.setstate(state)
+
+    def __call__(self, items):
+        return [*items, round(self.rng.random(), 6)]
+
+
+def _drawing(trained: list[int]) -> ResumableLoader:
+    return ResumableLoader(DATA, BATCH, SEED, _DrawingCollate(),
+                           trained_batches=lambda: trained[0])
+
+
+@pytest.mark.parametrize("trained_in_pass", [0, 2, 5, 6])
+def test_a_drawing_collate_function_resumes_with_its_draws(trained_in_pass):
+    loader = _drawing([0])
+    whole = [batch for _ in range(PASSES) for batch in loader]
+    trained = [0]
+    stopped = _drawing(trained)
+    seen = list(stopped)  # the first pass
+    batches = iter(stopped)
+    for _ in range(trained_in_pass + 1):  # one batch collated ahead, as Lightning does
+        try:
+            seen.append(next(batches))
+        except StopIteration:
+            break
+    trained[0] = trained_in_pass
+    state = stopped.state_dict()
+    seen = seen[:len(stopped) + trained_in_pass]
+    resumed = _drawing([0])
+    resumed.load_state_dict(state)
+    rest = [batch for _ in range(PASSES - 1) for batch in resumed]
+    assert seen + rest[:len(whole) - len(seen)] == whole
