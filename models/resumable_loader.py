@@ -14,6 +14,10 @@ indices without loading them. The trained count comes from the trainer's own pro
 (``trained_batches``), not from what the loader has handed out: Lightning fetches one batch
 ahead of the one it trains.
 
+A collate function that draws random numbers (the paraphraser's forced out-of-vocabulary
+words) and offers ``get_state``/``set_state`` is part of the state: its state before the
+next batch to train (it has collated the batch Lightning fetched ahead already).
+
 Under DDP (``num_replicas`` > 1) the sampler is a ``DistributedSampler`` (seeded, shuffled:
 the one Lightning would put in, so it leaves this one in place) whose order is fixed by the
 seed and the epoch Lightning sets; the state is that epoch and its trained batches, the same
