@@ -88,4 +88,10 @@ def eval_retrieval(
     typer.echo(accuracy_table(report), err=True, nl=False)
     for note in short_rankings(report):
         typer.secho(f"note: {note}", fg="yellow", err=True)
+    for folder in (path for path in results if path.is_dir()):
+        others = sorted(p.name for p in folder.iterdir() if p.is_file() and p.suffix != ".json")
+        if others:
+            typer.secho(f"note: {folder}: {len(others)} file(s) not *.json left out "
+                        f"({', '.join(others[:3])}{', ...' if len(others) > 3 else ''})",
+                        fg="yellow", err=True)
     typer.echo(json.dumps(report))

@@ -109,6 +109,9 @@ def test_the_cli_prints_the_table_and_one_json_object(tmp_path):
     assert "note: P36.test.json: its questions hold 1 passage, fewer than k=3" in result.stderr
     result = CliRunner().invoke(app, ["eval", "retrieval", str(tmp_path), "-k", "1"])
     assert "note:" not in result.stderr
+    (tmp_path / "P20.test.jsonl").write_text("")
+    result = CliRunner().invoke(app, ["eval", "retrieval", str(tmp_path), "-k", "1"])
+    assert f"note: {tmp_path}: 1 file(s) not *.json left out (P20.test.jsonl)" in result.stderr
     twice = tmp_path / "P36.test.json"
     result = CliRunner().invoke(app, ["eval", "retrieval", str(twice), str(twice)])
     assert result.exit_code == 2 and "the same result file named twice" in result.stderr
