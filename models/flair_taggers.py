@@ -132,16 +132,24 @@ def flair_console_quiet() -> Iterator[None]:
     A training logs its corpus, the model's structure, every few iterations and its dev and
     test reports: ~120 lines per demo tagger on the console, all of them also in the
     ``training.log`` it writes beside the model (a file handler of the same logger, which this
-    leaves alone)."""
+    leaves alone). Flair's own progress bars (``flair.file_utils.Tqdm``: the corpus check and
+    each evaluation; carriage-return lines in a run's log, a dozen per demo run) stay off too;
+    the training's progress is in ``training.log``."""
     import_flair()
+    from flair.file_utils import Tqdm
+
     consoles = [h for h in logging.getLogger("flair").handlers
                 if type(h) is logging.StreamHandler]  # not FileHandler, a subclass
     levels = [h.level for h in consoles]
     for handler in consoles:
         handler.setLevel(max(handler.level, logging.WARNING))
+    bars = Tqdm.__dict__["tqdm"]  # the staticmethod object, restored as it was
+    Tqdm.tqdm = staticmethod(lambda *args, **kwargs: bars.__func__(
+        *args, **{**kwargs, "disable": True}))
     try:
         yield
     finally:
+        Tqdm.tqdm = bars
         for handler, level in zip(consoles, levels, strict=True):
             handler.setLevel(level)
 

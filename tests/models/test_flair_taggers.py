@@ -99,11 +99,14 @@ TINY = dict(max_epochs=2, hidden_size=16, word_embedding_dim=16, char_embedding_
 
 
 def test_training_keeps_flairs_console_to_warnings_and_its_log_file_whole(tiny_corpus,
-                                                                           tmp_path):
+                                                                           tmp_path, capfd):
     """A console handler of Flair's logger sees no INFO line of a training (nor of the block),
-    its training.log holds them all, and the console hears INFO again afterwards."""
+    nor does stderr get Flair's progress bars; its training.log holds them all, and the
+    console hears INFO again afterwards (and the bars are Flair's again)."""
     import io
     import logging
+
+    from flair.file_utils import Tqdm
 
     from models.flair_taggers import flair_console_quiet
 
@@ -111,8 +114,12 @@ def test_training_keeps_flairs_console_to_warnings_and_its_log_file_whole(tiny_c
     console_text = io.StringIO()
     console = logging.StreamHandler(console_text)
     flair_log.addHandler(console)
+    bars = Tqdm.__dict__["tqdm"]
     try:
+        capfd.readouterr()
         train_tagger(tiny_corpus, "chunk", tmp_path / "chunk", TaggerTrainConfig(**TINY))
+        assert "it/s" not in capfd.readouterr().err  # Flair's tqdm bars would say "it/s"
+        assert Tqdm.__dict__["tqdm"] is bars
         with flair_console_quiet():
             flair_log.info("an info line")
             flair_log.warning("a warning line")
