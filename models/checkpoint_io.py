@@ -1,5 +1,7 @@
-"""Lightning's checkpoint writer of the trainings that resume (DPR, readers): ``torch.save``
-streamed into a temporary sibling of the file, fsynced, then renamed onto it.
+"""The checkpoints of the trainings that resume (DPR, readers, the paraphraser): when they are
+taken (:class:`StepCheckpoint`: every N steps) and how they are written (Lightning's checkpoint
+writer: ``torch.save`` streamed into a temporary sibling of the file, fsynced, then renamed
+onto it).
 
 Lightning's default (``TorchCheckpointIO`` -> ``_atomic_save``) serialises the whole checkpoint
 into an in-memory buffer first and copies the buffer before writing it: for a BERT-base pair
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from pytorch_lightning.callbacks import ModelCheckpoint
 from pytorch_lightning.plugins import TorchCheckpointIO
 
 from tasks.io.atomic import atomic_write
@@ -33,3 +36,13 @@ class StreamingAtomicCheckpointIO(TorchCheckpointIO):
             return
         with atomic_write(Path(path), "wb") as handle:
             torch.save(checkpoint, handle)
+
+
+class StepCheckpoint(ModelCheckpoint):
+    """``ModelCheckpoint`` that saves every ``every_n_train_steps`` and not when training
+    ends (Lightning's ``save_last=True`` saves a run that ends before its first step
+    checkpoint: a finished run, which :func:`models.resume.discard_checkpoints` removes once
+    the model is saved). A class of this module, so ``ddp_spawn`` can pickle it."""
+
+    def on_train_end(self, trainer: Any, pl_module: Any) -> None:
+        """No checkpoint of a finished run."""

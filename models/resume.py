@@ -4,6 +4,8 @@ The trainings that run long on real data (DPR, readers) write Lightning's ``last
 ``checkpoint_every_n_steps`` into a checkpoint directory, next to ``run.json`` naming the run
 by a fingerprint of its configuration, initial weights and training data. A later call with
 the same fingerprint resumes from ``last.ckpt``; any other run clears the directory first.
+Once the trained model is saved the directory goes (:func:`discard_checkpoints`): a finished
+run is never resumed, and a reader's checkpoint alone is ~0.26 GB on the demo.
 
 What resuming restores beyond Lightning's own state (step, optimizer, scheduler, the train
 loader's place: :mod:`models.resumable_loader`) is the module's loss history and torch's random
@@ -73,16 +75,24 @@ def prepare_checkpoints(checkpoint_dir: Path, fingerprint: str) -> Path | None:
 
 def last_checkpoint_callbacks(checkpoint_dir: Path, every_n_steps: int) -> dict[str, Any]:
     """Trainer keyword arguments that write ``last.ckpt`` into ``checkpoint_dir`` every
-    ``every_n_steps`` optimizer steps (streamed to disk and renamed into place:
-    :mod:`models.checkpoint_io`): ``callbacks`` (a list to extend) and ``plugins``."""
-    from pytorch_lightning.callbacks import ModelCheckpoint
+    ``every_n_steps`` optimizer steps and at no other time (streamed to disk and renamed into
+    place: :mod:`models.checkpoint_io`): ``callbacks`` (a list to extend) and ``plugins``.
 
-    from models.checkpoint_io import StreamingAtomicCheckpointIO
+    Lightning's ``ModelCheckpoint(save_last=True)`` also saves when training ends if it has
+    not saved yet (a run shorter than ``every_n_steps``): a checkpoint of a finished run,
+    which the caller discards once the model is saved. That save is left out."""
+    from models.checkpoint_io import StepCheckpoint, StreamingAtomicCheckpointIO
 
-    checkpoint = ModelCheckpoint(dirpath=str(checkpoint_dir), save_last=True, save_top_k=0,
-                                 every_n_train_steps=every_n_steps,
-                                 enable_version_counter=False)
+    checkpoint = StepCheckpoint(dirpath=str(checkpoint_dir), save_last=True, save_top_k=0,
+                                every_n_train_steps=every_n_steps,
+                                enable_version_counter=False)
     return {"callbacks": [checkpoint], "plugins": [StreamingAtomicCheckpointIO()]}
+
+
+def discard_checkpoints(checkpoint_dir: Path) -> None:
+    """Remove a finished run's checkpoint directory (call it once the model is saved; on
+    the global-zero process only, after the others are done)."""
+    shutil.rmtree(checkpoint_dir, ignore_errors=True)
 
 
 def save_run_state(checkpoint: dict[str, Any], history: list[dict[str, Any]]) -> None:

@@ -340,6 +340,8 @@ def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
         model = module.model.to("cpu").float()
         Paraphraser(model, tokenizer).save_pretrained(out_dir, training_args, trainer_state)
     trainer.strategy.barrier()
+    if checkpoint_dir is not None and trainer.is_global_zero:  # the paraphraser is saved
+        resume.discard_checkpoints(checkpoint_dir)
     return out_dir
 
 

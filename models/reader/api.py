@@ -233,6 +233,8 @@ def train_reader(examples: Sequence[Example], config: ReaderConfig | Mapping[str
         Reader(module.model.to("cpu").float(), tokenizer, window).save_pretrained(
             out_dir, training_args, trainer_state)
     trainer.strategy.barrier()
+    if checkpoint_dir is not None and trainer.is_global_zero:  # the reader is saved
+        resume.discard_checkpoints(checkpoint_dir)
     return Path(out_dir)
 
 

@@ -219,5 +219,7 @@ def train_retriever(train: Sequence[BiEncoderSample], init_model: str | Path,
     result = fit_biencoder(train, init_model, config, checkpoint_dir, val=val,
                            callbacks=callbacks)
     export_retriever(result, out_dir, len(train), len(val or []), extra_args)
+    if result.trainer.is_global_zero:  # (after export_retriever's barrier)
+        resume.discard_checkpoints(Path(checkpoint_dir))
     return result.state
 

@@ -50,19 +50,39 @@ def test_a_crashed_training_resumes_and_ends_as_an_uninterrupted_one(tiny_bert, 
     assert state["resumed_from"] == str(ckpt / "last.ckpt") and state["global_step"] == 10
     assert [h["step"] for h in state["log_history"]] == list(range(1, 11))
 
+    assert not ckpt.exists()  # the reader is saved: its checkpoints go
     whole = tmp_path / "whole"
     train_reader(examples, CONFIG, whole, tiny_bert)  # no checkpoint directory
     assert json.loads((whole / "trainer_state.json").read_text())["resumed_from"] is None
     assert _weights(out) == _weights(whole)
 
 
-def test_another_run_starts_over_in_the_same_directory(tiny_bert, tmp_path):
-    examples = synthetic_examples(20, 1)
-    config = CONFIG.model_copy(update={"max_steps": 3})
+def test_another_run_starts_over_and_a_finished_run_leaves_no_checkpoint(tiny_bert, tmp_path,
+                                                                        monkeypatch):
+    examples = synthetic_examples(60, 1)
     ckpt = tmp_path / "ckpt"
-    train_reader(examples, config, tmp_path / "a", tiny_bert, checkpoint_dir=ckpt)
+    step = ReaderModule.training_step
+
+    def crash_before_step_5(self, batch, batch_idx):
+        if self.global_step == 4:
+            raise RuntimeError("crash before step 5")
+        return step(self, batch, batch_idx)
+
+    monkeypatch.setattr(ReaderModule, "training_step", crash_before_step_5)
+    with pytest.raises(RuntimeError):
+        train_reader(examples, CONFIG, tmp_path / "a", tiny_bert, checkpoint_dir=ckpt)
     assert (ckpt / "last.ckpt").is_file()  # step 3
-    other = config.model_copy(update={"seed": 2})
+    monkeypatch.setattr(ReaderModule, "training_step", step)
+    other = CONFIG.model_copy(update={"seed": 2, "max_steps": 4})
     train_reader(examples, other, tmp_path / "b", tiny_bert, checkpoint_dir=ckpt)
     state = json.loads((tmp_path / "b" / "trainer_state.json").read_text())
-    assert state["resumed_from"] is None and state["global_step"] == 3
+    assert state["resumed_from"] is None and state["global_step"] == 4
+    assert not ckpt.exists()  # the reader is saved: its checkpoints go
+
+    import models.resume
+
+    kept = []
+    monkeypatch.setattr(models.resume, "discard_checkpoints", kept.append)
+    short = CONFIG.model_copy(update={"max_steps": 2})  # ends before its first checkpoint
+    train_reader(examples, short, tmp_path / "c", tiny_bert, checkpoint_dir=ckpt)
+    assert kept == [ckpt] and sorted(p.name for p in ckpt.iterdir()) == ["run.json"]
