@@ -409,11 +409,14 @@ def _yaml_place(exc: yaml.YAMLError) -> str:
 
 
 def _check_profile_present(raw: dict[str, Any], profile: str | None, path: Path) -> None:
-    """A profile asked for (``--profile``, ``$QASTRESS_PROFILE``, or the demo by default) must
-    be one of the file's ``profiles``, unless the file names it as its own ``profile``: the
-    base sections alone would run another study (e.g. ``smoke`` at demo size)."""
+    """A profile must be one of the file's ``profiles`` when the file has them, and when
+    ``--profile`` (or ``$QASTRESS_PROFILE``) asks for one; unless the file names it as its
+    own ``profile``. The base sections alone would run another study (e.g. ``smoke`` at demo
+    size). A file without ``profiles`` and without a profile asked for is its own study."""
     chosen = profile or raw.get("profile") or "demo"
     profiles = raw.get("profiles") or {}
+    if not profiles and profile is None:
+        return
     if chosen in PROFILES and chosen not in profiles and raw.get("profile") != chosen:
         have = ", ".join(sorted(profiles)) or "none"
         raise ParamsError(f"{path}: profile {chosen!r} is not in the file's profiles ({have}):"

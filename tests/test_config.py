@@ -213,6 +213,11 @@ def test_a_profile_the_file_does_not_hold_is_an_error(tmp_path):
                                           r"\(demo\)"):
         load_params(path, profile="smoke")
     assert load_params(path, profile="demo").retrieval.bm25.k1 == 0.9
+    bare = tmp_path / "bare.yaml"  # no profiles and none asked for: the file is the study
+    bare.write_text("retrieval: {bm25: {k1: 0.7}}\n")
+    assert load_params(bare).retrieval.bm25.k1 == 0.7
+    with pytest.raises(ParamsError, match=r"profile 'smoke' is not in the file's profiles"):
+        load_params(bare, profile="smoke")
     own = tmp_path / "real.yaml"  # a file that is its own profile needs no profiles section
     own.write_text("profile: real\nsources: {world: real}\n")
     assert load_params(own).profile == "real"

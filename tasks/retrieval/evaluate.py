@@ -11,7 +11,6 @@ from tasks.evaluation.has_answer import DEFAULT_MODE, HasAnswerMode, check_mode
 from tasks.evaluation.judge import judge_run
 from tasks.evaluation.topk import macro_average, topk_accuracy
 from tasks.io.entityquestions import EQQuestion
-from tasks.io.errors import DataFormatError
 from tasks.io.passages import iter_passages
 
 Run = Mapping[str, Sequence[tuple[str, float]]]
@@ -26,19 +25,14 @@ def passages_by_id(passages_tsv: Path, wanted: Iterable[str]) -> dict[str, tuple
     """``{id: (title, text)}`` for the wanted ids only, streaming ``psgs_w100.tsv`` once.
 
     Memory grows with the retrieved passages, not the collection (21M passages for real runs).
-    A wanted id that the file lacks is an error: the run and the collection disagree. So is a
-    wanted id that the file holds twice (met before the last wanted one): which text did the
-    run retrieve?
+    A wanted id that the file lacks is an error: the run and the collection disagree. An id
+    that the file holds twice is :func:`~tasks.io.passages.iter_passages`' error (which text
+    did the run retrieve?).
     """
     wanted = set(wanted)
     found: dict[str, tuple[str, str]] = {}
     for passage in iter_passages(passages_tsv):
         if passage.id in wanted:
-            if passage.id in found:
-                raise DataFormatError(passages_tsv, f"passage id {passage.id!r}",
-                                      "each passage id once", "it again, with another text"
-                                      if found[passage.id] != (passage.title, passage.text)
-                                      else "it again")
             found[passage.id] = (passage.title, passage.text)
             if len(found) == len(wanted):
                 break

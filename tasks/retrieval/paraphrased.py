@@ -25,7 +25,6 @@ from pathlib import Path
 from tasks.evaluation.has_answer import DEFAULT_MODE, HasAnswerMode
 from tasks.evaluation.topk import bootstrap_difference, hits_at_k, topk_accuracy
 from tasks.io.atomic import write_json, write_text
-from tasks.io.errors import DataFormatError
 from tasks.io.passages import Passage, iter_passages, write_passages
 from tasks.io.squad import (  # noqa: F401  (discover_paraphrase_sets re-exported)
     SquadQuestion,
@@ -93,22 +92,10 @@ def paraphrase_collection(set_files: SetFiles, collection_tsv: Path) -> Path:
 
 
 def read_collection(collection_tsv: Path) -> dict[str, tuple[str, str]]:
-    """``{passage id: (title, text)}`` of a (small) passage TSV, read whole.
-
-    A passage id given twice is a :class:`DataFormatError` naming both passage records
-    (counted from 1 after the header), not a silent last-one-wins.
-    """
-    passages: dict[str, tuple[str, str]] = {}
-    record: dict[str, int] = {}
-    for n, passage in enumerate(iter_passages(collection_tsv), start=1):
-        if passage.id in record:
-            raise DataFormatError(collection_tsv, f"passage record {n} after the header",
-                                  "each passage id once",
-                                  f"{passage.id!r} again (first at passage record "
-                                  f"{record[passage.id]})")
-        record[passage.id] = n
-        passages[passage.id] = (passage.title, passage.text)
-    return passages
+    """``{passage id: (title, text)}`` of a (small) passage TSV, read whole (a passage id given
+    twice is :func:`~tasks.io.passages.iter_passages`' error naming the line)."""
+    return {passage.id: (passage.title, passage.text)
+            for passage in iter_passages(collection_tsv)}
 
 
 def evaluate_paraphrased(runs: Mapping[str, Run], query_set: QuerySet, passages: Passages,

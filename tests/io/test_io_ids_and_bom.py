@@ -72,8 +72,8 @@ def test_paraphrased_collection_duplicate_passage_id(tmp_path: Path) -> None:
     assert read_collection(tsv) == {"1": ("T0", "text 0"), "2": ("T1", "text 1"),
                                     "3": ("T2", "text 2")}
     tsv = _collection(tmp_path, ["1", "2", "1"])
-    pattern = (r"passages\.tsv, passage record 3 after the header: expected each passage id "
-               r"once; got '1' again \(first at passage record 1\)")
+    pattern = (r"passages\.tsv, line 4: expected a passage id not used before in the file; "
+               r"got '1' a second time")
     with pytest.raises(DataFormatError, match=pattern):
         read_collection(tsv)
     with pytest.raises(DataFormatError, match=pattern):  # before any run or query is read

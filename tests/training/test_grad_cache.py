@@ -134,11 +134,15 @@ def _no_dropout_bert(tiny_bert, path):
 
 
 def test_training_with_the_gradient_cache_follows_the_plain_training(
-        tiny_bert, tiny_train_json, tiny_config, tmp_path):
+        tiny_bert, tiny_train_json, tiny_config, tmp_path, monkeypatch):
     from transformers import AutoModel
 
+    import models.resume
     from models.retriever import load_samples
     from models.retriever.api import train_retriever
+
+    # keep the runs' checkpoints (a finished run's are removed) to resume one below
+    monkeypatch.setattr(models.resume, "discard_checkpoints", lambda path: None)
 
     init = _no_dropout_bert(tiny_bert, tmp_path / "init")
     samples = load_samples(tiny_train_json)
@@ -157,12 +161,15 @@ def test_training_with_the_gradient_cache_follows_the_plain_training(
         pytest.approx([h["lr"] for h in states[0]["log_history"] if "lr" in h])
     for key, value in weights[0].items():
         torch.testing.assert_close(weights[1][key], value, rtol=1e-4, atol=1e-5, msg=key)
-    # the same run again loads its last checkpoint (manual optimization's optimizer and
-    # schedule state included) and has no step left to do
+    # the same run again resumes from its step-5 checkpoint (manual optimization's optimizer
+    # and schedule state included), trains step 6 and ends with the same weights
     config = tiny_config(max_steps=6, pooling="mean", grad_cache_chunk=3, grad_clip=0.5)
     again = train_retriever(samples, init, config, tmp_path / "again", tmp_path / "cached-ckpt")
     assert again["resumed_from"] == str(tmp_path / "cached-ckpt" / "last.ckpt")
     assert again["global_step"] == 6
+    assert [h["step"] for h in again["log_history"] if "loss" in h] == list(range(1, 7))
+    resumed = AutoModel.from_pretrained(tmp_path / "again" / "question_encoder").state_dict()
+    assert all(torch.equal(resumed[key], value) for key, value in weights[1].items())
 
 
 # --- two processes (gloo): the gather and the one gradient average -------------------------
