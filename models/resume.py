@@ -20,7 +20,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +87,17 @@ def last_checkpoint_callbacks(checkpoint_dir: Path, every_n_steps: int) -> dict[
                                 every_n_train_steps=every_n_steps,
                                 enable_version_counter=False)
     return {"callbacks": [checkpoint], "plugins": [StreamingAtomicCheckpointIO()]}
+
+
+def checkpointing(checkpoint_dir: Path | None, every_n_steps: int, fingerprint: Callable[[], str]
+                  ) -> tuple[Path | None, dict[str, Any]]:
+    """A training's resume set-up: ``(last.ckpt to resume from or None, Trainer keyword
+    arguments)`` (:func:`prepare_checkpoints` with the run's ``fingerprint()``, then
+    :func:`last_checkpoint_callbacks`); ``(None, {})`` without a checkpoint directory."""
+    if checkpoint_dir is None:
+        return None, {}
+    resume_from = prepare_checkpoints(Path(checkpoint_dir), fingerprint())
+    return resume_from, last_checkpoint_callbacks(Path(checkpoint_dir), every_n_steps)
 
 
 def discard_checkpoints(checkpoint_dir: Path) -> None:

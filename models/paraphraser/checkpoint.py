@@ -283,13 +283,9 @@ def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
     from models.paraphraser.datamodule import ParaphraseDataModule
     from models.paraphraser.module import ParaphraserModule
     hardware = resolve_hardware(config)
-    resume_from, checkpointing = None, {}
-    if checkpoint_dir is not None:
-        checkpoint_dir = Path(checkpoint_dir)
-        resume_from = resume.prepare_checkpoints(checkpoint_dir, resume.run_fingerprint(
-            config, Path(spm_model_path), [*triples, "val", *val]))
-        checkpointing = resume.last_checkpoint_callbacks(checkpoint_dir,
-                                                         config.checkpoint_every_n_steps)
+    resume_from, checkpointing = resume.checkpointing(
+        None if checkpoint_dir is None else Path(checkpoint_dir), config.checkpoint_every_n_steps,
+        lambda: resume.run_fingerprint(config, Path(spm_model_path), [*triples, "val", *val]))
     was_deterministic = torch.are_deterministic_algorithms_enabled()
     was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     started = time.time()
@@ -341,7 +337,7 @@ def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
         Paraphraser(model, tokenizer).save_pretrained(out_dir, training_args, trainer_state)
     trainer.strategy.barrier()
     if checkpoint_dir is not None and trainer.is_global_zero:  # the paraphraser is saved
-        resume.discard_checkpoints(checkpoint_dir)
+        resume.discard_checkpoints(Path(checkpoint_dir))
     return out_dir
 
 

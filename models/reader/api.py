@@ -184,15 +184,11 @@ def train_reader(examples: Sequence[Example], config: ReaderConfig | Mapping[str
     hardware = resolve_hardware(config)
     was_deterministic = torch.are_deterministic_algorithms_enabled()
     was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
-    resume_from, checkpointing = None, {}
-    if checkpoint_dir is not None:
-        checkpoint_dir = Path(checkpoint_dir)
-        questions = ((ex.id, ex.question, ex.context,
-                      [(a.text, a.answer_start) for a in ex.answers]) for ex in examples)
-        resume_from = resume.prepare_checkpoints(
-            checkpoint_dir, resume.run_fingerprint(config, Path(base_model), questions))
-        checkpointing = resume.last_checkpoint_callbacks(checkpoint_dir,
-                                                         config.checkpoint_every_n_steps)
+    resume_from, checkpointing = resume.checkpointing(
+        None if checkpoint_dir is None else Path(checkpoint_dir), config.checkpoint_every_n_steps,
+        lambda: resume.run_fingerprint(config, Path(base_model), (
+            (ex.id, ex.question, ex.context, [(a.text, a.answer_start) for a in ex.answers])
+            for ex in examples)))
     started = time.time()
     module = ReaderModule(model, config)
     data = ReaderDataModule(train.windows, val.windows if val else None,
@@ -234,7 +230,7 @@ def train_reader(examples: Sequence[Example], config: ReaderConfig | Mapping[str
             out_dir, training_args, trainer_state)
     trainer.strategy.barrier()
     if checkpoint_dir is not None and trainer.is_global_zero:  # the reader is saved
-        resume.discard_checkpoints(checkpoint_dir)
+        resume.discard_checkpoints(Path(checkpoint_dir))
     return Path(out_dir)
 
 

@@ -9,6 +9,7 @@ import json
 import pytest
 import sentencepiece as spm
 import torch
+from crashing import crash_before_step
 
 from models.paraphraser import ParaphraserConfig, train_paraphraser
 from models.paraphraser.module import ParaphraserModule
@@ -46,19 +47,12 @@ def _weights(model_dir) -> dict[str, bytes]:
 def test_a_crashed_training_resumes_and_ends_as_an_uninterrupted_one(spm_model, tmp_path,
                                                                     monkeypatch):
     ckpt, out = tmp_path / "ckpt", tmp_path / "out"
-    step = ParaphraserModule.training_step
-
-    def crash_before_step_6(self, batch, batch_idx):
-        if self.global_step == 5:
-            raise RuntimeError("crash before step 6")
-        return step(self, batch, batch_idx)
-
-    monkeypatch.setattr(ParaphraserModule, "training_step", crash_before_step_6)
+    restore = crash_before_step(monkeypatch, ParaphraserModule, 5)
     with pytest.raises(RuntimeError, match="crash before step 6"):
         train_paraphraser(TRIPLES, spm_model, CONFIG, out, checkpoint_dir=ckpt)
     saved = torch.load(ckpt / "last.ckpt", map_location="cpu", weights_only=False)
     assert saved["global_step"] == 3 and not out.exists()  # 18 triples: 5 batches an epoch
-    monkeypatch.setattr(ParaphraserModule, "training_step", step)
+    restore()
 
     train_paraphraser(TRIPLES, spm_model, CONFIG, out, checkpoint_dir=ckpt)  # resumes
     state = json.loads((out / "trainer_state.json").read_text())

@@ -9,6 +9,7 @@ import json
 
 import pytest
 import torch
+from crashing import crash_before_step
 from reader_synthetic import synthetic_examples
 
 from models.reader import ReaderConfig, train_reader
@@ -31,19 +32,12 @@ def test_a_crashed_training_resumes_and_ends_as_an_uninterrupted_one(tiny_bert, 
                                                                     monkeypatch):
     examples = synthetic_examples(60, 1)  # 60 windows: 4 batches an epoch
     ckpt, out = tmp_path / "ckpt", tmp_path / "out"
-    step = ReaderModule.training_step
-
-    def crash_before_step_6(self, batch, batch_idx):
-        if self.global_step == 5:
-            raise RuntimeError("crash before step 6")
-        return step(self, batch, batch_idx)
-
-    monkeypatch.setattr(ReaderModule, "training_step", crash_before_step_6)
+    restore = crash_before_step(monkeypatch, ReaderModule, 5)
     with pytest.raises(RuntimeError, match="crash before step 6"):
         train_reader(examples, CONFIG, out, tiny_bert, checkpoint_dir=ckpt)
     saved = torch.load(ckpt / "last.ckpt", map_location="cpu", weights_only=False)
     assert saved["global_step"] == 3 and not out.exists()  # in the middle of epoch 0
-    monkeypatch.setattr(ReaderModule, "training_step", step)
+    restore()
 
     train_reader(examples, CONFIG, out, tiny_bert, checkpoint_dir=ckpt)  # same run: resumes
     state = json.loads((out / "trainer_state.json").read_text())
@@ -61,18 +55,11 @@ def test_another_run_starts_over_and_a_finished_run_leaves_no_checkpoint(tiny_be
                                                                         monkeypatch):
     examples = synthetic_examples(60, 1)
     ckpt = tmp_path / "ckpt"
-    step = ReaderModule.training_step
-
-    def crash_before_step_5(self, batch, batch_idx):
-        if self.global_step == 4:
-            raise RuntimeError("crash before step 5")
-        return step(self, batch, batch_idx)
-
-    monkeypatch.setattr(ReaderModule, "training_step", crash_before_step_5)
-    with pytest.raises(RuntimeError):
+    restore = crash_before_step(monkeypatch, ReaderModule, 4)
+    with pytest.raises(RuntimeError, match="crash before step 5"):
         train_reader(examples, CONFIG, tmp_path / "a", tiny_bert, checkpoint_dir=ckpt)
     assert (ckpt / "last.ckpt").is_file()  # step 3
-    monkeypatch.setattr(ReaderModule, "training_step", step)
+    restore()
     other = CONFIG.model_copy(update={"seed": 2, "max_steps": 4})
     train_reader(examples, other, tmp_path / "b", tiny_bert, checkpoint_dir=ckpt)
     state = json.loads((tmp_path / "b" / "trainer_state.json").read_text())
