@@ -280,6 +280,7 @@ def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
 
     import pytorch_lightning as pl  # only training needs Lightning (a slow import)
 
+    from models.end_state import END_STATE_FILE, EndState, read_end_state
     from models.paraphraser.datamodule import ParaphraseDataModule
     from models.paraphraser.module import ParaphraserModule
     hardware = resolve_hardware(config)
@@ -306,10 +307,13 @@ def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
                 enable_progress_bar=False, enable_model_summary=False, num_sanity_val_steps=0,
                 limit_val_batches=1.0 if val else 0,
                 log_every_n_steps=config.log_every_n_steps, default_root_dir=scratch,
-                **checkpointing,
+                callbacks=[EndState(Path(scratch) / END_STATE_FILE),
+                           *checkpointing.get("callbacks", [])],
+                plugins=checkpointing.get("plugins"),
             )
             trainer.fit(module, datamodule=data,
                         ckpt_path=str(resume_from) if resume_from else None)
+            end = read_end_state(Path(scratch) / END_STATE_FILE)  # (ddp_spawn: not in trainer)
     finally:
         torch.use_deterministic_algorithms(was_deterministic, warn_only=was_warn_only)
     if trainer.is_global_zero:
@@ -325,13 +329,13 @@ def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
                          "python": platform.python_version()},
         }
         trainer_state = {
-            "global_step": trainer.global_step,
-            "epochs": trainer.current_epoch,
+            "global_step": end.get("global_step", trainer.global_step),
+            "epochs": end.get("epochs", trainer.current_epoch),
             "train_seconds": round(time.time() - started, 3),
             "resumed_from": str(resume_from) if resume_from else None,
             "final_train_loss": _float(trainer.callback_metrics.get("train_loss")),
             "final_val_loss": _float(val_loss),
-            "log_history": module.history,
+            "log_history": end.get("log_history", module.history),
         }
         model = module.model.to("cpu").float()
         Paraphraser(model, tokenizer).save_pretrained(out_dir, training_args, trainer_state)

@@ -9,7 +9,6 @@ The encoders are saved atomically at the end (see :mod:`models.retriever.export`
 
 from __future__ import annotations
 
-import json
 import platform
 import time
 import warnings
@@ -37,7 +36,6 @@ from tasks.io.atomic import atomic_dir, write_json
 if TYPE_CHECKING:
     from models.retriever.network import BiEncoder
 
-END_STATE_FILE = "train_end.json"
 
 
 def resolve_hardware(config: RetrieverTrainConfig) -> dict[str, Any]:
@@ -126,6 +124,7 @@ def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
     import pytorch_lightning as pl
     from transformers import AutoTokenizer
 
+    from models.end_state import END_STATE_FILE, EndState, read_end_state
     from models.retriever.datamodule import RetrieverDataModule
     from models.retriever.module import RetrieverModule
     from models.retriever.network import BiEncoder, is_saved_pair, saved_pair_pooling
@@ -153,7 +152,7 @@ def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
     end_file = checkpoint_dir / END_STATE_FILE
     if not resume.launched_rank():
         end_file.unlink(missing_ok=True)
-    module = RetrieverModule(model, config, str(end_file))
+    module = RetrieverModule(model, config)
     data = RetrieverDataModule(train, val, tokenizer, config.batch_size, config.max_length,
                                config.seed, config.num_workers)
     started = time.time()
@@ -164,10 +163,11 @@ def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
         # the step: with the step count it stores, that is what resuming needs.
         warnings.filterwarnings("ignore", message="Using ModelCheckpoint with manual optim")
         _expect_frozen_encoder_in_eval_mode(model)
-        trainer = build_trainer(config, checkpoint_dir, bool(val), callbacks)
+        trainer = build_trainer(config, checkpoint_dir, bool(val),
+                                [EndState(end_file), *callbacks])
         trainer.fit(module, datamodule=data, ckpt_path=str(resume_from) if resume_from else None)
     seconds = time.time() - started
-    end = json.loads(end_file.read_text(encoding="utf-8")) if end_file.is_file() else {}
+    end = read_end_state(end_file)  # (ddp_spawn: the loop state stays in the processes)
     metrics = end.get("metrics") or {k: float(v) for k, v in trainer.callback_metrics.items()}
     state = {
         "global_step": end.get("global_step", trainer.global_step),

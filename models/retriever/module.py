@@ -40,14 +40,12 @@ def linear_schedule(warmup: int, total: int | None):
 class RetrieverModule(pl.LightningModule):
     """Trains a :class:`BiEncoder` on :class:`BiEncoderBatch` batches."""
 
-    def __init__(self, model: BiEncoder, config: RetrieverTrainConfig,
-                 end_state_file: str | None = None) -> None:
+    def __init__(self, model: BiEncoder, config: RetrieverTrainConfig) -> None:
         super().__init__()
         self.model = model
         self.config = config
         self.history: list[dict[str, float]] = []
         self.questions_seen = 0
-        self.end_state_file = end_state_file
         if config.gradient_checkpointing:
             model.gradient_checkpointing_enable()
         # the gradient cache runs its own backward passes: Lightning's manual optimization
@@ -105,19 +103,10 @@ class RetrieverModule(pl.LightningModule):
             self.history.append({"step": self.global_step, "val_loss": float(metrics["val_loss"]),
                                  "val_accuracy": float(metrics["val_accuracy"])})
 
-    def on_train_end(self) -> None:
-        """Rank 0 writes step, epoch, history and metrics to ``end_state_file``: with a
-        spawning strategy (``ddp_spawn``) the launching process gets the weights back but not
-        the module's attributes or the loop state."""
-        if self.end_state_file is None or not self.trainer.is_global_zero:
-            return
-        from tasks.io.atomic import write_json
-
-        metrics = {k: float(v) for k, v in self.trainer.callback_metrics.items()}
-        write_json(self.end_state_file, {
-            "global_step": self.trainer.global_step, "epochs": self.trainer.current_epoch,
-            "questions_seen": self.questions_seen, "log_history": self.history,
-            "metrics": metrics})
+    def end_state(self) -> dict[str, Any]:
+        """What :class:`models.end_state.EndState` records beyond steps, history and
+        metrics: the questions trained on (for questions/s)."""
+        return {"questions_seen": self.questions_seen}
 
     def configure_optimizers(self) -> dict[str, Any]:
         optimizer = adamw(decay_groups(self.model.named_parameters(), self.config.weight_decay),

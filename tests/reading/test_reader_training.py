@@ -226,3 +226,15 @@ def test_the_optimizer_is_fused_adamw_with_the_same_update(tiny_bert):
     close = (a - b).abs() <= 1e-6 + 1e-5 * b.abs()
     assert float(close.float().mean()) > 0.999
     assert float((a - b).abs().max()) <= 3 * config.lr  # Adam moves a weight <= ~lr a step
+
+
+@pytest.mark.slow
+def test_a_ddp_spawn_training_records_its_steps_and_history(tiny_bert, tmp_path):
+    """(~40 s: two spawned interpreters.) The launching process gets the weights back, not
+    the loop's state: trainer_state.json comes from the end state the processes wrote."""
+    config = CONFIG.model_copy(update={"max_steps": 4, "batch_size": 8, "devices": 2,
+                                       "strategy": "ddp_spawn", "log_every_n_steps": 1})
+    out = train_reader(synthetic_examples(40, 1), config, tmp_path / "reader", tiny_bert)
+    state = json.loads((out / "trainer_state.json").read_text())
+    assert state["global_step"] == 4
+    assert [h["step"] for h in state["log_history"]] == [1, 2, 3, 4]
