@@ -39,10 +39,18 @@ class StreamingAtomicCheckpointIO(TorchCheckpointIO):
 
 
 class StepCheckpoint(ModelCheckpoint):
-    """``ModelCheckpoint`` that saves every ``every_n_train_steps`` and not when training
-    ends (Lightning's ``save_last=True`` saves a run that ends before its first step
-    checkpoint: a finished run, which :func:`models.resume.discard_checkpoints` removes once
-    the model is saved). A class of this module, so ``ddp_spawn`` can pickle it."""
+    """``ModelCheckpoint`` that saves every ``every_n_train_steps``, but never the run's
+    last step nor when training ends (Lightning's ``save_last=True`` saves a run that ends
+    before its first step checkpoint): a finished run is not resumed, its model is saved next
+    and :func:`models.resume.discard_checkpoints` removes the directory. A class of this
+    module, so ``ddp_spawn`` can pickle it."""
+
+    def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
+                           batch_idx: int) -> None:
+        """A step checkpoint, unless this step is the run's last (``max_steps``)."""
+        if 0 < trainer.max_steps <= trainer.global_step:
+            return
+        super().on_train_batch_end(trainer, pl_module, outputs, batch, batch_idx)
 
     def on_train_end(self, trainer: Any, pl_module: Any) -> None:
         """No checkpoint of a finished run."""

@@ -23,7 +23,8 @@ END_STATE_FILE = "train_end.json"
 
 
 class EndState(pl.Callback):
-    """At the end of training, the global-zero process writes ``global_step``, ``epochs``,
+    """At the end of ``fit`` (also of one resumed from a checkpoint of its last step, which
+    trains nothing), the global-zero process writes ``global_step``, ``epochs``,
     ``log_history`` (the module's ``history``), ``metrics`` (the trainer's callback metrics)
     and what the module's ``end_state()`` adds, if it has one, to ``path``. A class of this
     module, so ``ddp_spawn`` can pickle it."""
@@ -31,7 +32,7 @@ class EndState(pl.Callback):
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
 
-    def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+    def on_fit_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         """Write the end state (global zero only)."""
         if not trainer.is_global_zero:
             return

@@ -11,18 +11,24 @@ the run it continues.
 is the shuffling generator's state when the current pass began, plus how many of the pass's
 batches were trained. Loading that state replays the pass's shuffle and skips those batches'
 indices without loading them. The trained count comes from the trainer's own progress
-(``trained_batches``), not from what the loader has handed out: Lightning fetches one batch
-ahead of the one it trains.
+(``trained_batches``), not from what the loader has handed out (loader workers fetch ahead).
 
 A collate function that draws random numbers (the paraphraser's forced out-of-vocabulary
-words) and offers ``get_state``/``set_state`` is part of the state: its state before the
-next batch to train (it has collated the batch Lightning fetched ahead already).
+words) and offers ``get_state``/``set_state`` is part of the state, in one process without
+loader workers: Lightning does not fetch ahead from a loader with a length, so at a
+checkpoint the collate function has collated exactly the trained batches.
 
 Under DDP (``num_replicas`` > 1) the sampler is a ``DistributedSampler`` (seeded, shuffled:
 the one Lightning would put in, so it leaves this one in place) whose order is fixed by the
-seed and the epoch Lightning sets; the state is that epoch and its trained batches, the same
-count on every process (the sampler gives each an equal share). Each process loads the
-checkpoint and skips its own share's first batches.
+seed and the epoch; the state is that epoch and its trained batches, the same count on every
+process (the sampler gives each an equal share). Each process loads the checkpoint, sets the
+sampler's epoch (loader workers read the sampler before Lightning sets it) and skips its own
+share's first batches.
+
+Exact in one process without loader workers (the default) and under DDP. In one process with
+loader workers, a resume after the first epoch shuffles differently: the persistent workers'
+iterator drew its seed from the shuffling generator once, a new one draws again. The loader
+warns when it loads such a state.
 """
 
 from __future__ import annotations
@@ -69,35 +75,6 @@ class _SkippingDistributedSampler(DistributedSampler):
         return indices
 
 
-class _CollateWithState:
-    """A collate function that draws random numbers (``get_state``/``set_state``), with its
-    state before each batch of the pass: the state a resumed pass must start its next batch
-    from, since Lightning has collated a batch ahead of the one it trains."""
-
-    KEEP = 4  # states of the latest batches kept (Lightning prefetches one)
-
-    def __init__(self, collate: Any) -> None:
-        self.collate = collate
-        self.next_batch = 0
-        self.before: dict[int, Any] = {}
-
-    def start(self, batch: int) -> None:
-        """A pass (re)starts at its batch ``batch``."""
-        self.next_batch = batch
-        self.before.clear()
-
-    def state_before(self, batch: int) -> Any:
-        """The collate function's state before it collated the pass's batch ``batch`` (its
-        current state when it has not collated that batch yet)."""
-        return self.before.get(batch, self.collate.get_state())
-
-    def __call__(self, items: list[Any]) -> Any:
-        self.before[self.next_batch] = self.collate.get_state()
-        self.before.pop(self.next_batch - self.KEEP, None)
-        self.next_batch += 1
-        return self.collate(items)
-
-
 class ResumableLoader(DataLoader):
     """``DataLoader(dataset, batch_size, shuffle=True, generator=Generator().manual_seed(seed))``
     whose position a checkpoint keeps (see the module docstring).
@@ -121,13 +98,12 @@ class ResumableLoader(DataLoader):
                                                   seed=seed)
         else:
             sampler = _SkippingSampler(RandomSampler(dataset, generator=generator))
+        super().__init__(dataset, batch_size=batch_size, sampler=sampler, generator=generator,
+                         collate_fn=collate_fn, num_workers=num_workers,
+                         persistent_workers=num_workers > 0)
         stateful = (hasattr(collate_fn, "get_state") and hasattr(collate_fn, "set_state")
                     and num_workers == 0 and num_replicas == 1)
-        collate = _CollateWithState(collate_fn) if stateful else None
-        super().__init__(dataset, batch_size=batch_size, sampler=sampler, generator=generator,
-                         collate_fn=collate or collate_fn, num_workers=num_workers,
-                         persistent_workers=num_workers > 0)
-        self._collate = collate
+        self._collate = collate_fn if stateful else None
         self._skipping = sampler
         self._trained_batches = trained_batches
         self._pass_start: torch.Tensor | None = None
@@ -142,11 +118,9 @@ class ResumableLoader(DataLoader):
             self._resume = None
             self.generator.set_state(state)
             if self._collate is not None and collate_state is not None:
-                self._collate.collate.set_state(collate_state)
+                self._collate.set_state(collate_state)
         self._pass_start = self.generator.get_state()
         self._skipping.skip = skip * self.batch_size
-        if self._collate is not None:
-            self._collate.start(skip)
         return super().__iter__()
 
     def state_dict(self) -> dict[str, Any]:
@@ -155,16 +129,17 @@ class ResumableLoader(DataLoader):
         Under DDP: the sampler's epoch and its trained batches."""
         trained = self._trained_batches()
         if isinstance(self._skipping, _SkippingDistributedSampler):
-            return {"num_replicas": self._skipping.num_replicas, "epoch": self._skipping.epoch,
+            epoch = self._skipping.epoch
+            if trained >= len(self):  # the epoch is done: the next one, from its start
+                epoch, trained = epoch + 1, 0
+            return {"num_replicas": self._skipping.num_replicas, "epoch": epoch,
                     "skip_batches": trained}
         if self._pass_start is None or trained >= len(self):
             state = {"generator": self.generator.get_state(), "skip_batches": 0}
-            if self._collate is not None:
-                state["collate"] = self._collate.collate.get_state()
-            return state
-        state = {"generator": self._pass_start, "skip_batches": trained}
-        if self._collate is not None:
-            state["collate"] = self._collate.state_before(trained)
+        else:
+            state = {"generator": self._pass_start, "skip_batches": trained}
+        if self._collate is not None:  # it has collated the trained batches, no more
+            state["collate"] = self._collate.get_state()
         return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -177,11 +152,18 @@ class ResumableLoader(DataLoader):
         if saved_replicas != replicas:
             warnings.warn(f"the checkpoint's train-loader place was saved by a run in "
                           f"{saved_replicas} process(es), this run has {replicas}: the "
-                          "interrupted epoch's batches start again", stacklevel=2)
+                          "interrupted epoch is trained again from its first batch, in an "
+                          "order of this run's own", stacklevel=2)
             return
         if distributed:
-            self._skipping.skip_epoch = int(state_dict["epoch"])
+            epoch = int(state_dict["epoch"])
+            self._skipping.set_epoch(epoch)  # (before loader workers read the sampler)
+            self._skipping.skip_epoch = epoch
             self._skipping.skip = int(state_dict["skip_batches"]) * self.batch_size
             return
+        if self.num_workers > 0:
+            warnings.warn("resuming a loader with workers: after the first epoch the resumed "
+                          "epoch is shuffled differently from the stopped run's (exact with "
+                          "num_workers=0)", stacklevel=2)
         self._resume = (state_dict["generator"], int(state_dict["skip_batches"]),
                         state_dict.get("collate"))

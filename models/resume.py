@@ -20,7 +20,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +37,14 @@ HISTORY_KEY = "qastress_history"
 RNG_KEY = "qastress_rng"
 
 
-def run_fingerprint(config: BaseModel, init_model: Path, train: Iterable[Any]) -> str:
-    """What makes a checkpoint resumable: config, initial weights and training data (each
-    item by its ``repr``)."""
+def run_fingerprint(config: BaseModel, init_model: Path, train: Iterable[Any],
+                    extra: Mapping[str, Any] | None = None) -> str:
+    """What makes a checkpoint resumable: config, initial weights, training data (each item by
+    its ``repr``) and ``extra`` (the resolved hardware: ``accelerator=auto`` on another
+    machine is another run; the validation data)."""
     digest = hashlib.sha256()
     digest.update(json.dumps(config.model_dump(mode="json"), sort_keys=True).encode())
+    digest.update(json.dumps(extra or {}, sort_keys=True, default=repr).encode())
     digest.update(file_fingerprint(Path(init_model)).encode())
     for item in train:
         digest.update(repr(item).encode())
@@ -106,19 +109,47 @@ def discard_checkpoints(checkpoint_dir: Path) -> None:
     shutil.rmtree(checkpoint_dir, ignore_errors=True)
 
 
+def _rng_state() -> dict[str, Any]:
+    """This process's torch random state: CPU, and CUDA when in use."""
+    return {"cpu": torch.get_rng_state(),
+            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else []}
+
+
+def _distributed() -> tuple[int, int]:
+    """``(rank, world size)`` of the default process group, ``(0, 1)`` without one."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
 def save_run_state(checkpoint: dict[str, Any], history: list[dict[str, Any]]) -> None:
-    """Put the loss history and torch's random state (CPU, and CUDA when in use) into a
-    checkpoint being saved."""
+    """Put the loss history and torch's random state into a checkpoint being saved.
+
+    Under DDP every process builds the checkpoint and process 0 writes it: the random states
+    of all processes are gathered (they differ once batches of different shapes have drawn
+    dropout), so each process gets its own back (:func:`restore_run_state`)."""
     checkpoint[HISTORY_KEY] = list(history)
-    checkpoint[RNG_KEY] = {"cpu": torch.get_rng_state(),
-                           "cuda": (torch.cuda.get_rng_state_all()
-                                    if torch.cuda.is_initialized() else [])}
+    rank, world = _distributed()
+    if world == 1:
+        checkpoint[RNG_KEY] = _rng_state()
+        return
+    import torch.distributed as dist
+
+    states: list[Any] = [None] * world
+    dist.all_gather_object(states, _rng_state())
+    checkpoint[RNG_KEY] = {"per_rank": states}
 
 
 def restore_run_state(checkpoint: dict[str, Any]) -> list[dict[str, Any]]:
-    """Restore torch's random state from a checkpoint being loaded (the CUDA states when this
-    machine has as many devices); return its loss history."""
+    """Restore this process's torch random state from a checkpoint being loaded (the CUDA
+    states when this machine has as many devices; under DDP the state of this process's rank,
+    when the checkpoint has one per rank of this world size); return its loss history."""
     rng = checkpoint.get(RNG_KEY)
+    if rng is not None and "per_rank" in rng:
+        rank, world = _distributed()
+        rng = rng["per_rank"][rank] if len(rng["per_rank"]) == world else None
     if rng is not None:
         torch.set_rng_state(rng["cpu"])
         if rng["cuda"] and torch.cuda.is_available() \

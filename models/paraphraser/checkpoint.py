@@ -286,7 +286,8 @@ def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
     hardware = resolve_hardware(config)
     resume_from, checkpointing = resume.checkpointing(
         None if checkpoint_dir is None else Path(checkpoint_dir), config.checkpoint_every_n_steps,
-        lambda: resume.run_fingerprint(config, Path(spm_model_path), [*triples, "val", *val]))
+        lambda: resume.run_fingerprint(config, Path(spm_model_path), triples,
+                                       {"hardware": hardware, "val": val}))
     was_deterministic = torch.are_deterministic_algorithms_enabled()
     was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     started = time.time()

@@ -20,7 +20,7 @@ import json
 import platform
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -187,9 +187,8 @@ def train_reader(examples: Sequence[Example], config: ReaderConfig | Mapping[str
     was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     resume_from, checkpointing = resume.checkpointing(
         None if checkpoint_dir is None else Path(checkpoint_dir), config.checkpoint_every_n_steps,
-        lambda: resume.run_fingerprint(config, Path(base_model), (
-            (ex.id, ex.question, ex.context, [(a.text, a.answer_start) for a in ex.answers])
-            for ex in examples)))
+        lambda: resume.run_fingerprint(config, Path(base_model), _questions(examples), {
+            "hardware": hardware, "val": list(_questions(val_examples or []))}))
     started = time.time()
     module = ReaderModule(model, config)
     data = ReaderDataModule(train.windows, val.windows if val else None,
@@ -237,6 +236,12 @@ def train_reader(examples: Sequence[Example], config: ReaderConfig | Mapping[str
     if checkpoint_dir is not None and trainer.is_global_zero:  # the reader is saved
         resume.discard_checkpoints(Path(checkpoint_dir))
     return Path(out_dir)
+
+
+def _questions(examples: Sequence[Example]) -> Iterator[tuple[Any, ...]]:
+    """Each example's id, question, context and answers (what a run fingerprint reads)."""
+    for ex in examples:
+        yield ex.id, ex.question, ex.context, [(a.text, a.answer_start) for a in ex.answers]
 
 
 def _versions(lightning: str) -> dict[str, str]:

@@ -59,9 +59,12 @@ def resolve_hardware(config: RetrieverTrainConfig) -> dict[str, Any]:
 
 
 def run_fingerprint(config: RetrieverTrainConfig, init_model: Path,
-                    train: Sequence[BiEncoderSample]) -> str:
-    """What makes a checkpoint resumable: config, initial weights and training samples."""
-    return resume.run_fingerprint(config, init_model, train)
+                    train: Sequence[BiEncoderSample],
+                    val: Sequence[BiEncoderSample] | None = None) -> str:
+    """What makes a checkpoint resumable: config, resolved hardware, initial weights,
+    training and validation samples."""
+    return resume.run_fingerprint(config, init_model, train,
+                                  {"hardware": resolve_hardware(config), "val": list(val or [])})
 
 
 def build_trainer(config: RetrieverTrainConfig, checkpoint_dir: Path, has_val: bool,
@@ -144,7 +147,7 @@ def fit_biencoder(train: Sequence[BiEncoderSample], init_model: str | Path,
     checkpoint_dir = Path(checkpoint_dir)
     hardware = resolve_hardware(config)
     resume_from = resume.prepare_checkpoints(checkpoint_dir,
-                                             run_fingerprint(config, init_dir, train))
+                                             run_fingerprint(config, init_dir, train, val))
     tokenizer = AutoTokenizer.from_pretrained(str(init_dir / QUESTION_DIR if pair else init_dir))
     pl.seed_everything(config.seed, workers=True, verbose=False)
     model = (BiEncoder.from_saved_pair(init_dir, config.freeze) if pair else

@@ -1,5 +1,5 @@
-"""Lightning DataModule over bi-encoder samples (seeded shuffling; Lightning adds a
-``DistributedSampler`` under DDP, so each process sees its own share of the questions)."""
+"""Lightning DataModule over bi-encoder samples (seeded shuffling, resumable mid-epoch; under
+DDP each process trains its own share of the questions: :mod:`models.datamodule`)."""
 
 from __future__ import annotations
 

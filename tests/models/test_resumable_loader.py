@@ -86,7 +86,11 @@ def test_under_ddp_each_process_gets_the_distributed_samplers_share():
 
 
 @pytest.mark.parametrize("trained_in_epoch", [0, 1, 2, 3])
-def test_under_ddp_a_state_resumes_every_process_at_its_next_batch(trained_in_epoch):
+@pytest.mark.parametrize("read_before_set_epoch", [False, True])
+def test_under_ddp_a_state_resumes_every_process_at_its_next_batch(trained_in_epoch,
+                                                                   read_before_set_epoch):
+    """3 batches per process and epoch; a state after all 3 is the next epoch's start. Loader
+    workers read the sampler before Lightning sets the restored epoch: the state sets it."""
     trained = [0]
     stopped = [_shard(rank, trained) for rank in (0, 1)]
     seen = [_epochs(loader, range(1)) for loader in stopped]  # epoch 0, whole
@@ -95,11 +99,18 @@ def test_under_ddp_a_state_resumes_every_process_at_its_next_batch(trained_in_ep
         seen[rank] += [batch.tolist() for batch in loader][:trained_in_epoch]
     trained[0] = trained_in_epoch
     state = stopped[0].state_dict()  # rank 0 saves the checkpoint; every process loads it
-    assert state == {"num_replicas": 2, "epoch": 1, "skip_batches": trained_in_epoch}
+    done = trained_in_epoch == 3
+    assert state == {"num_replicas": 2, "epoch": 2 if done else 1,
+                     "skip_batches": 0 if done else trained_in_epoch}
     for rank in (0, 1):
         resumed = _shard(rank, [0])
         resumed.load_state_dict(state)
-        rest = _epochs(resumed, range(1, PASSES))  # Lightning sets the restored epoch
+        first = 2 if done else 1
+        rest = []
+        if read_before_set_epoch:  # the restored epoch's rest, before any set_epoch
+            rest = [batch.tolist() for batch in resumed]
+            first += 1
+        rest += _epochs(resumed, range(first, PASSES))  # Lightning sets each epoch
         assert seen[rank] + rest == _epochs(_shard(rank, [0]), range(PASSES))
 
 
@@ -149,15 +160,10 @@ def test_a_drawing_collate_function_resumes_with_its_draws(trained_in_pass):
     trained = [0]
     stopped = _drawing(trained)
     seen = list(stopped)  # the first pass
-    batches = iter(stopped)
-    for _ in range(trained_in_pass + 1):  # one batch collated ahead, as Lightning does
-        try:
-            seen.append(next(batches))
-        except StopIteration:
-            break
+    batches = iter(stopped)  # Lightning fetches no batch ahead from a loader with a length
+    seen += [next(batches) for _ in range(trained_in_pass)]
     trained[0] = trained_in_pass
     state = stopped.state_dict()
-    seen = seen[:len(stopped) + trained_in_pass]
     resumed = _drawing([0])
     resumed.load_state_dict(state)
     rest = [batch for _ in range(PASSES - 1) for batch in resumed]

@@ -70,6 +70,7 @@ def test_another_run_starts_over_and_a_finished_run_leaves_no_checkpoint(tiny_be
 
     kept = []
     monkeypatch.setattr(models.resume, "discard_checkpoints", kept.append)
-    short = CONFIG.model_copy(update={"max_steps": 2})  # ends before its first checkpoint
-    train_reader(examples, short, tmp_path / "c", tiny_bert, checkpoint_dir=ckpt)
-    assert kept == [ckpt] and sorted(p.name for p in ckpt.iterdir()) == ["run.json"]
+    for steps in (2, 3):  # ends before its first checkpoint; its last step is one's step
+        short = CONFIG.model_copy(update={"max_steps": steps})
+        train_reader(examples, short, tmp_path / f"c{steps}", tiny_bert, checkpoint_dir=ckpt)
+        assert kept[-1] == ckpt and sorted(p.name for p in ckpt.iterdir()) == ["run.json"]
