@@ -5,11 +5,10 @@ that process 0 writes."""
 from __future__ import annotations
 
 import os
-import socket
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
+from gloo import spawn_pair
 
 from models.resume import restore_run_state, save_run_state
 
@@ -45,14 +44,8 @@ def _worker(rank: int, world: int, port: int, out_dir: str) -> None:
         dist.destroy_process_group()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_under_ddp_each_process_gets_its_own_random_state_back(tmp_path):
-    mp.spawn(_worker, args=(2, _free_port(), str(tmp_path)), nprocs=2, join=True)
+    spawn_pair(_worker, str(tmp_path))
     results = [torch.load(tmp_path / f"{rank}.pt") for rank in (0, 1)]
     assert not torch.equal(results[0]["expected"], results[1]["expected"])
     for result in results:

@@ -5,11 +5,10 @@ each process's own vectors equals the single-process gradient of those rows."""
 from __future__ import annotations
 
 import os
-import socket
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
+from gloo import spawn_pair
 
 from models.retriever.loss import biencoder_nll, dpr_loss
 
@@ -42,14 +41,8 @@ def _worker(rank: int, world: int, port: int, out_dir: str) -> None:
         dist.destroy_process_group()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_each_process_loss_equals_the_single_process_loss_of_the_gathered_batch(tmp_path):
-    mp.spawn(_worker, args=(2, _free_port(), str(tmp_path)), nprocs=2, join=True)
+    spawn_pair(_worker, str(tmp_path))
     parts = [_local(rank) for rank in range(2)]
     q = torch.cat([p[0] for p in parts]).requires_grad_(True)
     ctx = torch.cat([p[1] for p in parts]).requires_grad_(True)

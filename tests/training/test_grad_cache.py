@@ -207,14 +207,9 @@ def _gloo_worker(rank: int, world: int, port: int, bert: str, out_dir: str) -> N
 
 def test_two_processes_with_the_gradient_cache_get_the_global_batchs_gradient(tiny_bert,
                                                                             tmp_path):
-    import socket
+    from gloo import spawn_pair
 
-    import torch.multiprocessing as mp
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    mp.spawn(_gloo_worker, args=(2, port, str(tiny_bert), str(tmp_path)), nprocs=2, join=True)
+    spawn_pair(_gloo_worker, str(tiny_bert), str(tmp_path))
     # one process over the concatenated batch: the global loss, whose gradient DDP averages
     # over the 2 processes (each owns its rows: 1 / world of it per process)
     model = BiEncoder.from_pretrained(tiny_bert).eval()
