@@ -34,7 +34,9 @@ def test_a_state_after_any_trained_batch_resumes_at_the_next_one(trained_in_pass
     trained = [0]
     stopped = _resumable(trained)
     seen = _batches(stopped, passes=1)  # the first pass, whole
-    batches = iter(stopped)  # the second pass; one batch fetched ahead, as Lightning does
+    # the second pass, one batch handed out beyond the trained ones (as loader workers fetch
+    # ahead; Lightning itself does not with a sized loader): the state counts trained ones
+    batches = iter(stopped)
     for _ in range(trained_in_pass + 1):
         try:
             seen.append(next(batches).tolist())
