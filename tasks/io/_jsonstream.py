@@ -12,6 +12,7 @@ from typing import IO, Any
 
 import ijson
 
+from tasks.io._jsondepth import MAX_DEPTH, DepthGuard, TooDeep
 from tasks.io.atomic import atomic_write
 from tasks.io.errors import DataFormatError, SkipCounter, handle, preview
 from tasks.io.text import first_invalid_utf8_line, utf8_error
@@ -51,6 +52,11 @@ def _record_utf8_error(path: str | Path, record: int,
 POSITION_MAX_BYTES = 128 * 1024 * 1024
 
 
+#: Bytes ijson reads at a time: 4x its default, where the depth guard cost least on a
+#: retrieval-results file (``bench/RESULTS.md``, "A nesting guard in front of ijson").
+READ_BYTES = 256 * 1024
+
+
 def _error_position(path: str | Path) -> str | None:
     """``"line L, column C"`` of the first JSON error of ``path`` as Python's parser finds it,
     or None (a file over :data:`POSITION_MAX_BYTES`, or one Python's parser takes)."""
@@ -63,6 +69,16 @@ def _error_position(path: str | Path) -> str | None:
     except (ValueError, RecursionError):  # not UTF-8, or nested too deep: the record alone
         return None
     return None
+
+
+def _line_of_byte(path: str | Path, offset: int) -> int:
+    """The line (1-based) that byte ``offset`` of ``path`` is on."""
+    lines, left = 1, offset
+    with open(path, "rb") as stream:
+        while left > 0 and (block := stream.read(min(left, 1 << 20))):
+            lines += block.count(b"\n")
+            left -= len(block)
+    return lines
 
 
 def _content_start(stream: IO[bytes]) -> tuple[int, bytes]:
@@ -86,8 +102,9 @@ def iter_json_array(path: str | Path, what: str = "a JSON array") -> Iterator[tu
     Numbers come back as ``int`` or ``float``. A file that does not start with ``[`` raises
     :class:`DataFormatError` (``what`` says what was expected); so does broken JSON, naming the
     record index it happened in and, for files up to :data:`POSITION_MAX_BYTES`, its line and
-    column (for bytes that are not UTF-8, the line and byte). Items before the break are
-    yielded first.
+    column (for bytes that are not UTF-8, the line and byte), as does nesting deeper than
+    :data:`~tasks.io._jsondepth.MAX_DEPTH` levels (which ijson's memory would not survive).
+    Items before the break are yielded first.
     """
     with open(path, "rb") as stream:
         start, head = _content_start(stream)
@@ -95,7 +112,7 @@ def iter_json_array(path: str | Path, what: str = "a JSON array") -> Iterator[tu
             got = "an empty file" if not head else f"a file starting with {preview(head[:40])}"
             raise DataFormatError(path, "start of file", what, got)
         stream.seek(start)
-        items = ijson.items(stream, "item", use_float=True)
+        items = ijson.items(DepthGuard(stream), "item", use_float=True, buf_size=READ_BYTES)
         index = -1
         while True:
             try:
@@ -111,6 +128,11 @@ def iter_json_array(path: str | Path, what: str = "a JSON array") -> Iterator[tu
                                       _first_line(exc)) from None
             except UnicodeDecodeError as exc:
                 raise _record_utf8_error(path, index + 1, exc) from None
+            except TooDeep as exc:
+                line = _line_of_byte(path, start + exc.position)
+                raise DataFormatError(path, f"record {index + 1}, line {line}",
+                                      f"JSON nested at most {MAX_DEPTH} levels deep ({what})",
+                                      str(exc)) from None
             index += 1
             yield index, item
 
