@@ -16,7 +16,9 @@ Every training (DPR, MLM pre-training, reader, paraphraser) printed them, once p
   "Loading `train_dataloader` to estimate number of stepping batches" (a schedule over the
   run's steps).
 
-Any other warning or log record of Lightning still shows.
+Any other warning or log record of Lightning still shows. :func:`quiet_lightning` silences
+them in the process that trains; processes that ``ddp_spawn`` starts get the same filters from
+the :class:`models.spawned_quiet.QuietSpawnedProcesses` callback.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import contextlib
 import logging
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 #: The warning torch 2.13 gives when Lightning 2.6 builds a ``LeafSpec``.
 LEAFSPEC_DEPRECATION = r"`isinstance\(treespec, LeafSpec\)` is deprecated"
@@ -52,16 +54,29 @@ class _DropNoise(logging.Filter):
         return not any(pattern.fullmatch(message) for pattern in SILENCED_RECORDS)
 
 
+def install_quiet_filters() -> Callable[[], None]:
+    """Silence the ``LeafSpec`` deprecation warning and the records of
+    :data:`SILENCED_RECORDS` in this process; returns the function that undoes it."""
+    logger = logging.getLogger(RANK_ZERO_LOGGER)
+    drop = _DropNoise()
+    logger.addFilter(drop)
+    catcher = warnings.catch_warnings()
+    catcher.__enter__()
+    warnings.filterwarnings("ignore", message=LEAFSPEC_DEPRECATION, category=FutureWarning)
+
+    def undo() -> None:
+        catcher.__exit__(None, None, None)
+        logger.removeFilter(drop)
+
+    return undo
+
+
 @contextlib.contextmanager
 def quiet_lightning() -> Iterator[None]:
     """Inside, the ``LeafSpec`` deprecation warning and the records of
     :data:`SILENCED_RECORDS` are silenced; build the Trainer and call ``fit`` inside."""
-    logger = logging.getLogger(RANK_ZERO_LOGGER)
-    tip_filter = _DropNoise()
-    logger.addFilter(tip_filter)
+    undo = install_quiet_filters()
     try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=LEAFSPEC_DEPRECATION, category=FutureWarning)
-            yield
+        yield
     finally:
-        logger.removeFilter(tip_filter)
+        undo()

@@ -283,6 +283,7 @@ def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
     from models.end_state import END_STATE_FILE, EndState, read_end_state
     from models.paraphraser.datamodule import ParaphraseDataModule
     from models.paraphraser.module import ParaphraserModule
+    from models.spawned_quiet import QuietSpawnedProcesses
     hardware = resolve_hardware(config)
     resume_from, checkpointing = resume.checkpointing(
         None if checkpoint_dir is None else Path(checkpoint_dir), config.checkpoint_every_n_steps,
@@ -308,7 +309,7 @@ def train_paraphraser(triples: Sequence[Triple], spm_model_path: str | Path,
                 enable_progress_bar=False, enable_model_summary=False, num_sanity_val_steps=0,
                 limit_val_batches=1.0 if val else 0,
                 log_every_n_steps=config.log_every_n_steps, default_root_dir=scratch,
-                callbacks=[EndState(Path(scratch) / END_STATE_FILE),
+                callbacks=[EndState(Path(scratch) / END_STATE_FILE), QuietSpawnedProcesses(),
                            *checkpointing.get("callbacks", [])],
                 plugins=checkpointing.get("plugins"),
             )

@@ -173,6 +173,7 @@ def train_reader(examples: Sequence[Example], config: ReaderConfig | Mapping[str
 
     from models.end_state import END_STATE_FILE, EndState, read_end_state
     from models.reader.module import ReaderDataModule, ReaderModule
+    from models.spawned_quiet import QuietSpawnedProcesses
 
     pl.seed_everything(config.seed, workers=True, verbose=False)
     # the new head: seeded initialisation
@@ -205,7 +206,7 @@ def train_reader(examples: Sequence[Example], config: ReaderConfig | Mapping[str
                 enable_progress_bar=False, enable_model_summary=False, num_sanity_val_steps=0,
                 limit_val_batches=1.0 if val else 0,
                 log_every_n_steps=config.log_every_n_steps, default_root_dir=scratch,
-                callbacks=[EndState(Path(scratch) / END_STATE_FILE),
+                callbacks=[EndState(Path(scratch) / END_STATE_FILE), QuietSpawnedProcesses(),
                            *checkpointing.get("callbacks", [])],
                 plugins=checkpointing.get("plugins"))
             trainer.fit(module, datamodule=data,

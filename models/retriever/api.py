@@ -73,6 +73,8 @@ def build_trainer(config: RetrieverTrainConfig, checkpoint_dir: Path, has_val: b
     ``last.ckpt`` every ``checkpoint_every_n_steps`` (:mod:`models.resume`), no logger."""
     import pytorch_lightning as pl
 
+    from models.spawned_quiet import QuietSpawnedProcesses
+
     checkpoints = resume.last_checkpoint_callbacks(checkpoint_dir,
                                                    config.checkpoint_every_n_steps)
     return pl.Trainer(
@@ -86,7 +88,8 @@ def build_trainer(config: RetrieverTrainConfig, checkpoint_dir: Path, has_val: b
         logger=False, enable_progress_bar=False, enable_model_summary=False,
         num_sanity_val_steps=0, limit_val_batches=1.0 if has_val else 0,
         log_every_n_steps=config.log_every_n_steps, default_root_dir=str(checkpoint_dir),
-        callbacks=[*checkpoints["callbacks"], *callbacks], use_distributed_sampler=True,
+        callbacks=[*checkpoints["callbacks"], QuietSpawnedProcesses(), *callbacks],
+        use_distributed_sampler=True,
         plugins=checkpoints["plugins"],
     )
 

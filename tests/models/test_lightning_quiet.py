@@ -91,3 +91,28 @@ def test_training_shows_neither(tmp_path, caplog):
     assert not [w for w in caught if "LeafSpec" in str(w.message)]
     messages = [r.getMessage() for r in caplog.records if r.name == RANK_ZERO_LOGGER]
     assert messages == [], messages  # (was the tip, GPU and TPU lines, and "fit stopped")
+
+
+def test_the_callback_silences_a_spawned_process_for_good_and_the_launcher_not_at_all(caplog):
+    from pytorch_lightning.utilities.rank_zero import rank_zero_info
+
+    from models.spawned_quiet import QuietSpawnedProcesses
+
+    logger = logging.getLogger(RANK_ZERO_LOGGER)
+    launcher = QuietSpawnedProcesses()
+    launcher.setup(None, None, "fit")  # built here: the quiet_lightning context's job
+    assert _leaf_spec_warnings() and not logger.filters
+    spawned = QuietSpawnedProcesses()
+    spawned.launcher_pid = -1  # as in a process ddp_spawn started: another pid
+    with warnings.catch_warnings():  # (the test's own way back; a spawned process ends)
+        try:
+            spawned.setup(None, None, "fit")
+            assert _leaf_spec_warnings() == []
+            caplog.clear()
+            with caplog.at_level(logging.INFO, logger=RANK_ZERO_LOGGER):
+                for message in SILENCED + KEPT:
+                    rank_zero_info(message)
+            assert [r.getMessage() for r in caplog.records if r.name == RANK_ZERO_LOGGER] == KEPT
+        finally:
+            for installed in list(logger.filters):
+                logger.removeFilter(installed)

@@ -17,7 +17,8 @@ from models.retriever.api import train_retriever
 pytestmark = pytest.mark.slow
 
 
-def test_ddp_spawn_on_two_cpu_processes(tiny_bert, tiny_train_json, tiny_config, tmp_path):
+def test_ddp_spawn_on_two_cpu_processes(tiny_bert, tiny_train_json, tiny_config, tmp_path,
+                                        capfd):
     from transformers import DPRQuestionEncoder
 
     from models.retriever.network import load_encoder_model
@@ -26,6 +27,8 @@ def test_ddp_spawn_on_two_cpu_processes(tiny_bert, tiny_train_json, tiny_config,
     state = train_retriever(load_samples(tiny_train_json), tiny_bert, config, tmp_path / "out",
                             tmp_path / "ckpt")
     assert state["global_step"] == 3 and len(state["log_history"]) == 3
+    out, err = capfd.readouterr()  # the spawned processes' output is silenced as the launcher's
+    assert "LeafSpec" not in out + err and "`Trainer.fit` stopped" not in out + err
     args = json.loads((tmp_path / "out" / "training_args.json").read_text())
     assert args["resolved"]["strategy"] == "ddp_spawn" and args["resolved"]["devices"] == 2
     trained = DPRQuestionEncoder.from_pretrained(tmp_path / "out" / "question_encoder")
