@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
@@ -38,6 +39,44 @@ def test_trec_round_trip(tmp_path: Path) -> None:
     assert read_trec_run(path) == RUN
     with pytest.raises(ValueError, match="white space"):
         write_trec_run(tmp_path / "bad.trec", {"q 1": [("d", 1.0)]}, tag="x")
+
+
+def _trec_eval_order(path: Path) -> dict[str, list[str]]:
+    """Each query's documents as trec_eval ranks them: by score, ties by docno descending
+    (its ``form_res_rels``), the rank column ignored."""
+    rows: dict[str, list[tuple[float, str]]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        qid, _, docid, _, score, _ = line.split()
+        rows.setdefault(qid, []).append((float(score), docid))
+    return {qid: [d for _, d in sorted(docs, key=lambda r: (r[0], r[1]), reverse=True)]
+            for qid, docs in rows.items()}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_tied_scores_are_written_so_trec_eval_reads_our_ranking(tmp_path: Path,
+                                                                seed: int) -> None:
+    rng = random.Random(seed)
+    run = {}
+    for q in range(20):  # RRF-like scores: few distinct values, many ties, random doc ids
+        scores = sorted((rng.choice([1 / 61 + 1 / 62, 1 / 61, 1 / 62, 1 / 63, 0.0, -2.5])
+                         for _ in range(30)), reverse=True)
+        run[f"q{q}"] = [(f"d{rng.randrange(10**6)}_{i}", s) for i, s in enumerate(scores)]
+    path = write_trec_run(tmp_path / "fused.trec", run, tag="rrf")
+    assert _trec_eval_order(path) == {q: [d for d, _ in r] for q, r in run.items()}
+    back = read_trec_run(path)
+    assert [[d for d, _ in r] for r in back.values()] == [[d for d, _ in r] for r in run.values()]
+    for qid, ranking in run.items():  # each score moved by a few float steps at most
+        for (_, given), (_, written) in zip(ranking, back[qid], strict=True):
+            assert written <= given and abs(written - given) <= 64 * math.ulp(given or 1e-300)
+    untied = {"q": [("a", 3.0), ("b", 2.0), ("c", -1.0)]}  # scores without ties stay exact
+    assert read_trec_run(write_trec_run(tmp_path / "u.trec", untied, tag="x")) == untied
+
+
+def test_a_ranking_out_of_score_order_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"'q1': 'b' at rank 2 scores 2\.0, above the 1\.0 "
+                                         r"ranked before it \(not in score order\)"):
+        write_trec_run(tmp_path / "bad.trec", {"q1": [("a", 1.0), ("b", 2.0)]}, tag="x")
+    assert not (tmp_path / "bad.trec").exists()
 
 
 def test_trec_sorted_by_rank(tmp_path: Path) -> None:
