@@ -14,7 +14,7 @@ import ijson
 
 from tasks.io._jsondepth import MAX_DEPTH, DepthGuard, TooDeep
 from tasks.io.atomic import atomic_write
-from tasks.io.errors import DataFormatError, SkipCounter, handle, preview
+from tasks.io.errors import TOO_DEEP, DataFormatError, SkipCounter, handle, preview
 from tasks.io.text import first_invalid_utf8_line, utf8_error
 
 _WHITESPACE = b" \t\r\n"
@@ -141,8 +141,9 @@ def iter_jsonl(path: str | Path, on_error: str = "raise",
                skips: SkipCounter | None = None) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, parsed value)`` for each non-blank line of a JSON-lines file.
 
-    Lines that are not valid JSON raise :class:`DataFormatError` naming the line, or are counted
-    in ``skips`` when ``on_error="skip"``. Blank lines are ignored.
+    Lines that are not valid JSON (or nest deeper than Python's parser follows) raise
+    :class:`DataFormatError` naming the line, or are counted in ``skips`` when
+    ``on_error="skip"``. Blank lines are ignored.
     """
     with open(path, "rb") as stream:
         for lineno, raw in enumerate(stream, start=1):
@@ -161,6 +162,10 @@ def iter_jsonl(path: str | Path, on_error: str = "raise",
                 handle(DataFormatError(path, f"line {lineno}", "one JSON value per line",
                                        f"{exc.msg} at column {exc.colno} in {preview(line)}"),
                        on_error, skips)
+                continue
+            except RecursionError:
+                handle(DataFormatError(path, f"line {lineno}", "one JSON value per line",
+                                       TOO_DEEP), on_error, skips)
                 continue
             yield lineno, value
 

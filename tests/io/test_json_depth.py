@@ -102,3 +102,18 @@ def test_a_record_nested_too_deep_is_named_not_parsed(tmp_path) -> None:
     assert str(info.value) == (f"{path}, record 2, line 4: expected JSON nested at most "
                                f"{MAX_DEPTH} levels deep (a JSON array of retrieval results); "
                                f"got nested deeper than {MAX_DEPTH} levels")
+
+
+def test_a_jsonl_line_nested_too_deep_is_named_or_skipped(tmp_path) -> None:
+    from tasks.io._jsonstream import iter_jsonl
+    from tasks.io.errors import SkipCounter
+
+    path = tmp_path / "links.jsonl"
+    path.write_text('{"a": 1}\n' + "[" * 100_000 + "]" * 100_000 + '\n{"b": 2}\n',
+                    encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"links\.jsonl, line 2: expected one JSON value "
+                                              r"per line; got JSON nested deeper than"):
+        list(iter_jsonl(path))
+    skips = SkipCounter("links")
+    assert list(iter_jsonl(path, on_error="skip", skips=skips)) == [(1, {"a": 1}), (3, {"b": 2})]
+    assert skips.total == 1
