@@ -61,6 +61,9 @@ def parse_overrides(items: list[str] | None) -> dict[str, Any]:
             problem = getattr(exc, "problem", None) or str(exc).replace("\n", " ")
             raise typer.BadParameter(f"{key}: value {value!r} is not valid YAML ({problem})",
                                      param_hint="--set") from None
+        except RecursionError:
+            raise typer.BadParameter(f"{key}: value nested deeper than the YAML parser follows",
+                                     param_hint="--set") from None
     return overrides
 
 

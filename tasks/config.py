@@ -389,6 +389,9 @@ def load_params(path: str | Path | None = None, profile: str | None = None,
         raise ParamsError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except yaml.YAMLError as exc:
         raise ParamsError(f"{path}: not valid YAML{_yaml_place(exc)}") from None
+    except RecursionError:
+        raise ParamsError(f"{path}: nested deeper than the YAML parser follows (a params file "
+                          "nests a few levels)") from None
     if raw is None:
         raise ParamsError(f"{path}: the params file is empty (expected its sections and "
                           "profiles: start from the project's params.yaml)")

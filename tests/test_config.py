@@ -114,6 +114,9 @@ def test_invalid_yaml_names_file(tmp_path):
     bad.write_text("retrieval: [unclosed\n")
     with pytest.raises(ParamsError, match="params.yaml: not valid YAML"):
         load_params(bad)
+    bad.write_text("retrieval: " + "[" * 50_000 + "]" * 50_000 + "\n")
+    with pytest.raises(ParamsError, match=r"params\.yaml: nested deeper than the YAML parser"):
+        load_params(bad)
 
 
 def test_params_file_missing_or_not_utf8_is_named(tmp_path, monkeypatch):

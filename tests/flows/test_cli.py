@@ -102,6 +102,8 @@ def test_parse_overrides():
     with pytest.raises(typer.BadParameter, match=r"retrieval\.bm25\.k1: value '\[1' is not "
                        r"valid YAML \(expected ',' or '\]'"):
         parse_overrides(["retrieval.bm25.k1=[1"])
+    with pytest.raises(typer.BadParameter, match=r"k1: value nested deeper than the YAML"):
+        parse_overrides(["retrieval.bm25.k1=" + "[" * 50_000 + "]" * 50_000])
 
 
 def test_a_missing_params_file_exits_2_instead_of_running_on_defaults(tmp_path, monkeypatch):
