@@ -25,6 +25,8 @@ import numpy as np
 MAX_DEPTH = 1000
 
 _QUOTE, _BACKSLASH = ord('"'), ord("\\")
+#: Bytes a backslash run is followed back one at a time before the chunk is scanned for it.
+_STEPS_BACK = 16
 _SPECIAL = bytes(c in b'"\\[]{}' for c in range(256))  # 1 for the bytes the scan looks at
 _IS_BRACKET = np.zeros(256, dtype=bool)
 _IS_BRACKET[list(b"[]{}")] = True
@@ -99,11 +101,15 @@ class DepthGuard:
     def _unescaped_quotes(self, data: np.ndarray, quotes: np.ndarray) -> np.ndarray:
         """The quotes (positions in the chunk ``data``) that open or close a string: those
         after an even run of backslashes. A run reaching the chunk's start goes on with the
-        run the last chunk ended with. One numpy step per backslash of the longest run."""
+        run the last chunk ended with. Runs are measured a byte back at a time; past
+        :data:`_STEPS_BACK` bytes, the remaining ones are measured at once."""
         run = np.zeros(quotes.size, dtype=np.int64)
         going = np.arange(quotes.size)      # quotes whose run may be longer
         back = 1
         while going.size:
+            if back > _STEPS_BACK:
+                run[going] = self._runs_before(data, quotes[going])
+                break
             at = quotes[going] - back
             inside = at >= 0
             run[going[~inside]] += self.backslashes
@@ -112,3 +118,11 @@ class DepthGuard:
             run[going] += 1
             back += 1
         return quotes[run % 2 == 0]
+
+    def _runs_before(self, data: np.ndarray, quotes: np.ndarray) -> np.ndarray:
+        """The backslashes right before each of ``quotes``, counting the last chunk's run for
+        a run that reaches the chunk's start (one pass over the chunk, however long)."""
+        others = np.flatnonzero(data != _BACKSLASH)
+        before = np.searchsorted(others, quotes) - 1     # the last other byte before each
+        last = np.where(before >= 0, others[np.maximum(before, 0)], -1)
+        return quotes - 1 - last + np.where(last < 0, self.backslashes, 0)

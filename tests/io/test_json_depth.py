@@ -41,7 +41,9 @@ def _random_value(rng: random.Random, depth: int) -> object:
     kind = rng.random()
     if depth > 6 or kind < 0.4:
         # Strings full of the bytes the scan looks at: brackets, quotes, backslash runs.
-        return "".join(rng.choice(['[', ']', '{', '}', '"', '\\', '\\\\', 'a', ' ', 'é', '\n'])
+        # (runs of 20 backslashes make the scan measure runs past its step-by-step limit)
+        return "".join(rng.choice(['[', ']', '{', '}', '"', '\\', '\\\\', '\\' * 20, 'a', ' ',
+                                   'é', '\n'])
                        for _ in range(rng.randrange(12)))
     if kind < 0.7:
         return [_random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
