@@ -3,15 +3,12 @@ disk and as a Prefect markdown artifact (when inside a Prefect run)."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from tasks.io.atomic import write_json, write_text
-from tasks.reporting.tables import markdown_table
-
-log = logging.getLogger(__name__)
+from tasks.reporting.tables import markdown_table, publish_markdown_artifact
 
 #: Report sections in pipeline order: (key in the stats, heading).
 STEPS = (
@@ -110,16 +107,3 @@ def write_report(stats: Mapping[str, Mapping[str, Any]],
         write_json(metrics_path, {k: v for k, v in stats.items() if v}, indent=2)
     publish_markdown_artifact(artifact_key, text, "Paraphrase pipeline: counts and examples")
     return text
-
-
-def publish_markdown_artifact(key: str, markdown: str, description: str) -> None:
-    """Publish a Prefect markdown artifact (a logged no-op outside a Prefect run)."""
-    from prefect.artifacts import create_markdown_artifact
-    from prefect.context import get_run_context
-
-    try:
-        get_run_context()
-    except Exception:
-        log.debug("not in a Prefect run: artifact %s not published", key)
-        return
-    create_markdown_artifact(key=key, markdown=markdown, description=description)

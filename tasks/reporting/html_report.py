@@ -17,7 +17,6 @@ represented by the fingerprint recorded there).
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -63,9 +62,7 @@ from tasks.reporting.html_training import (
     retriever_training_section,
 )
 from tasks.reporting.specialised_report import specialised_section
-from tasks.reporting.tables import publish_link_artifact
-
-log = logging.getLogger(__name__)
+from tasks.reporting.tables import publish_link_artifact, publish_markdown_artifact
 
 TITLE = "qastress: stress-testing QA retrievers"
 #: The sources of the page's code and template: task inputs of the report, so a change of
@@ -225,18 +222,10 @@ def publish_report_artifacts(report_path: Path, headline: str,
                              key: str = "qastress-report") -> None:
     """A link artifact to the report (``file://`` URI) and a Markdown artifact with the
     headline numbers (a logged no-op outside a Prefect run)."""
-    from prefect.artifacts import create_markdown_artifact
-    from prefect.context import get_run_context
-
-    try:
-        get_run_context()
-    except Exception:
-        log.debug("not in a Prefect run: artifact %s not published", key)
-        return
     publish_link_artifact(key, report_path, "The study's HTML report (one self-contained file)")
     uri = Path(report_path).resolve().as_uri()
-    create_markdown_artifact(key=f"{key}-summary", markdown=f"{headline}\n[{uri}]({uri})\n",
-                             description="Headline numbers of the study")
+    publish_markdown_artifact(f"{key}-summary", f"{headline}\n[{uri}]({uri})\n",
+                              "Headline numbers of the study")
 
 
 write_report_task = artifact_task(write_report, outputs=("out",), name="write HTML report")

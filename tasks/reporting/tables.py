@@ -46,16 +46,26 @@ def write_topk_report(metrics: Mapping, ks: Sequence[int], path: Path, title: st
     return text
 
 
+def in_prefect_run(key: str) -> bool:
+    """Whether this code runs inside a Prefect flow or task run, where the artifact ``key``
+    can be published; outside one (a test, a script) that is logged at debug level."""
+    from prefect.context import get_run_context
+    from prefect.exceptions import MissingContextError
+
+    try:
+        get_run_context()
+    except MissingContextError:
+        log.debug("not in a Prefect run: artifact %s not published", key)
+        return False
+    return True
+
+
 def publish_table_artifact(key: str, header: Sequence[str], rows: Sequence[Sequence[object]],
                            description: str) -> None:
     """Publish a table as a Prefect artifact (a no-op, logged, outside a Prefect run)."""
     from prefect.artifacts import create_table_artifact
-    from prefect.context import get_run_context
 
-    try:
-        get_run_context()
-    except Exception:
-        log.debug("not in a Prefect run: artifact %s not published", key)
+    if not in_prefect_run(key):
         return
     table = [dict(zip(header, (str(v) for v in row), strict=True)) for row in rows]
     create_table_artifact(key=key, table=table, description=description)
@@ -65,15 +75,20 @@ def publish_link_artifact(key: str, path: Path, description: str) -> None:
     """Publish a link to a local file (a figure, a report) as a Prefect artifact (a no-op,
     logged, outside a Prefect run)."""
     from prefect.artifacts import create_link_artifact
-    from prefect.context import get_run_context
 
-    try:
-        get_run_context()
-    except Exception:
-        log.debug("not in a Prefect run: artifact %s not published", key)
+    if not in_prefect_run(key):
         return
     create_link_artifact(key=key, link=Path(path).resolve().as_uri(), link_text=Path(path).name,
                          description=description)
+
+
+def publish_markdown_artifact(key: str, markdown: str, description: str) -> None:
+    """Publish a Prefect markdown artifact (a no-op, logged, outside a Prefect run)."""
+    from prefect.artifacts import create_markdown_artifact
+
+    if not in_prefect_run(key):
+        return
+    create_markdown_artifact(key=key, markdown=markdown, description=description)
 
 
 def retriever_rows(metrics_by_retriever: Mapping[str, Mapping],

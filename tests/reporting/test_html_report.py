@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -384,8 +385,12 @@ def test_display_path(tmp_path):
     assert display_path(Path("/elsewhere/x.tsv"), tmp_path) == "/elsewhere/x.tsv"
 
 
-def test_publishing_outside_a_prefect_run_is_a_no_op(tmp_path):
-    publish_report_artifacts(tmp_path / "report.html", "# headline\n")
+def test_publishing_outside_a_prefect_run_is_a_no_op(tmp_path, caplog):
+    with caplog.at_level(logging.DEBUG, logger="tasks.reporting.tables"):
+        publish_report_artifacts(tmp_path / "report.html", "# headline\n")
+    assert [r.getMessage() for r in caplog.records] == [
+        f"not in a Prefect run: artifact {key} not published"
+        for key in ("qastress-report", "qastress-report-summary")]
 
 
 @pytest.mark.parametrize("retrievers", [("bm25",)])
