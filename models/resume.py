@@ -54,8 +54,7 @@ def run_fingerprint(config: BaseModel, init_model: Path, train: Iterable[Any],
 def launched_rank() -> bool:
     """True in a process that Lightning's DDP launcher started for another rank (local rank
     > 0 or node rank > 0): it must not reset the checkpoint directory rank 0 works in."""
-    return int(os.environ.get("LOCAL_RANK", 0) or 0) > 0 or int(
-        os.environ.get("NODE_RANK", 0) or 0) > 0
+    return any(int(os.environ.get(name) or 0) > 0 for name in ("LOCAL_RANK", "NODE_RANK"))
 
 
 def prepare_checkpoints(checkpoint_dir: Path, fingerprint: str) -> Path | None:
