@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import csv
 import json
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,7 +178,9 @@ def _parse_answer_list(text: str) -> Any:
     except (json.JSONDecodeError, RecursionError):
         pass
     try:
-        return ast.literal_eval(text)
+        with warnings.catch_warnings():  # a bad literal is our error, not a SyntaxWarning line
+            warnings.simplefilter("ignore", SyntaxWarning)
+            return ast.literal_eval(text)
     except _LITERAL_ERRORS:
         raise Invalid("", 'a JSON or Python list literal of answers (["a1", "a2"])',
                        preview(text)) from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,16 @@ def test_qa_csv_errors(tmp_path: Path, line: str, pattern: str) -> None:
     skips = SkipCounter("qa")
     assert [r.question for r in iter_qa_csv(path, on_error="skip", skips=skips)] == ["ok", "ok2"]
     assert skips.total == 1
+
+
+def test_a_bad_literal_is_our_error_without_a_python_syntax_warning(tmp_path: Path) -> None:
+    path = tmp_path / "nq-test.qa.csv"
+    path.write_text('q\t["a", 1if 2]\n', encoding="utf-8")  # Python warns "invalid decimal"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(DataFormatError, match="a JSON or Python list literal"):
+            list(iter_qa_csv(path))
+    assert [str(w.message) for w in caught] == []
 
 
 def test_qa_csv_unclosed_quote_raises_naming_the_lines(tmp_path: Path) -> None:
