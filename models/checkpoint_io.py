@@ -43,14 +43,49 @@ class StepCheckpoint(ModelCheckpoint):
     last step nor when training ends (Lightning's ``save_last=True`` saves a run that ends
     before its first step checkpoint): a finished run is not resumed, its model is saved next
     and :func:`models.resume.discard_checkpoints` removes the directory. A class of this
-    module, so ``ddp_spawn`` can pickle it."""
+    module, so ``ddp_spawn`` can pickle it.
+
+    A step that validation follows (an epoch's last, with a validation set) is saved when
+    that validation ends, not before it: resumed there, the run neither loses the validation
+    (its ``val_loss`` in the history) nor the random draws it made (the validation loader's
+    seed from torch's generator), so it goes on as a run never stopped. Lightning resumes such
+    a checkpoint without validating again."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._after_validation_of: int | None = None  # the step whose save waits for it
 
     def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
                            batch_idx: int) -> None:
-        """A step checkpoint, unless this step is the run's last (``max_steps``)."""
+        """A step checkpoint, unless this step is the run's last (``max_steps``); after the
+        validation that follows it, if one does."""
         if 0 < trainer.max_steps <= trainer.global_step:
+            return
+        if _validation_follows(trainer):
+            self._after_validation_of = trainer.global_step
             return
         super().on_train_batch_end(trainer, pl_module, outputs, batch, batch_idx)
 
+    def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
+        """The step checkpoint that waited for this validation (if due), then Lightning's."""
+        if self._after_validation_of is not None \
+                and self._after_validation_of == trainer.global_step:
+            self._after_validation_of = None
+            super().on_train_batch_end(trainer, pl_module, None, None, 0)
+        super().on_validation_end(trainer, pl_module)
+
     def on_train_end(self, trainer: Any, pl_module: Any) -> None:
         """No checkpoint of a finished run."""
+
+
+def _validation_follows(trainer: Any) -> bool:
+    """Whether Lightning validates right after the batch that just ended (its own decision,
+    ``_should_check_val_fx``; False if this Lightning lacks it, and then the step is saved
+    before validation as Lightning's ``ModelCheckpoint`` does)."""
+    epoch_loop = trainer.fit_loop.epoch_loop
+    decide = getattr(epoch_loop, "_should_check_val_fx", None)
+    fetcher = getattr(trainer.fit_loop, "_data_fetcher", None)
+    if decide is None or fetcher is None or not trainer.enable_validation:
+        return False
+    return bool(decide(fetcher))
+

@@ -12,6 +12,9 @@ is the shuffling generator's state when the current pass began, plus how many of
 batches were trained. Loading that state replays the pass's shuffle and skips those batches'
 indices without loading them. The trained count comes from the trainer's own progress
 (``trained_batches``), not from what the loader has handed out (loader workers fetch ahead).
+A pass begins (draws its shuffle) at its first batch, not when its iterator is asked for:
+resumed after an epoch's last batch, Lightning asks for that finished epoch's iterator and
+takes nothing from it.
 
 A collate function that draws random numbers (the paraphraser's forced out-of-vocabulary
 words) and offers ``get_state``/``set_state`` is part of the state, in one process without
@@ -75,6 +78,25 @@ class _SkippingDistributedSampler(DistributedSampler):
         return indices
 
 
+class _PassOnFirstBatch(Iterator[Any]):
+    """A pass that begins, drawing from the shuffling generator, at its first batch.
+
+    Lightning resuming from a checkpoint taken after an epoch's last batch (after its
+    validation) asks for that finished epoch's iterator and takes no batch from it before the
+    next epoch's; a pass begun there would draw the generator once more than the stopped run
+    did, and shuffle the next epoch differently."""
+
+    def __init__(self, start: Callable[[], Iterator[Any]]) -> None:
+        self._start: Callable[[], Iterator[Any]] | None = start
+        self._batches: Iterator[Any] | None = None
+
+    def __next__(self) -> Any:
+        if self._batches is None:
+            assert self._start is not None
+            self._batches, self._start = self._start(), None
+        return next(self._batches)
+
+
 class ResumableLoader(DataLoader):
     """``DataLoader(dataset, batch_size, shuffle=True, generator=Generator().manual_seed(seed))``
     whose position a checkpoint keeps (see the module docstring).
@@ -107,11 +129,17 @@ class ResumableLoader(DataLoader):
         self._skipping = sampler
         self._trained_batches = trained_batches
         self._pass_start: torch.Tensor | None = None
+        self._in_pass = False  # whether the current pass has begun (drawn its shuffle)
         self._resume: tuple[torch.Tensor, int, Any] | None = None
 
     def __iter__(self) -> Iterator[Any]:
         if isinstance(self._skipping, _SkippingDistributedSampler):
             return super().__iter__()  # the sampler's epoch fixes the order (and the skip)
+        self._in_pass = False
+        return _PassOnFirstBatch(self._start_pass)
+
+    def _start_pass(self) -> Iterator[Any]:
+        """The pass's batches: the resumed place first, if a state was loaded."""
         skip = 0
         if self._resume is not None:
             state, skip, collate_state = self._resume
@@ -120,6 +148,7 @@ class ResumableLoader(DataLoader):
             if self._collate is not None and collate_state is not None:
                 self._collate.set_state(collate_state)
         self._pass_start = self.generator.get_state()
+        self._in_pass = True
         self._skipping.skip = skip * self.batch_size
         return super().__iter__()
 
@@ -134,7 +163,11 @@ class ResumableLoader(DataLoader):
                 epoch, trained = epoch + 1, 0
             return {"num_replicas": self._skipping.num_replicas, "epoch": epoch,
                     "skip_batches": trained}
-        if self._pass_start is None or trained >= len(self):
+        if self._resume is not None:  # loaded, and its pass not begun: still the place
+            generator, skip, collate = self._resume
+            return {"generator": generator, "skip_batches": skip,
+                    **({"collate": collate} if collate is not None else {})}
+        if not self._in_pass or trained >= len(self):
             state = {"generator": self.generator.get_state(), "skip_batches": 0}
         else:
             state = {"generator": self._pass_start, "skip_batches": trained}

@@ -53,6 +53,28 @@ def test_a_state_after_any_trained_batch_resumes_at_the_next_one(trained_in_pass
     assert seen + rest == whole
 
 
+@pytest.mark.parametrize("loaded", [False, True])
+def test_a_pass_asked_for_but_given_no_batch_draws_nothing(loaded):
+    """Lightning resuming after an epoch's last batch asks for that finished epoch's iterator
+    and takes nothing from it: the next pass is the one the stopped run went on with (and a
+    state taken meanwhile is still the loaded one)."""
+    trained = [0]
+    stopped = _resumable(trained)
+    seen = _batches(stopped, passes=1)
+    trained[0] = len(stopped)  # the first pass trained to its end
+    state = stopped.state_dict()
+    whole = _batches(_resumable([0]))
+    loader = _resumable([0])
+    if loaded:
+        loader.load_state_dict(state)
+    iter(loader)  # the finished epoch's iterator: no batch taken
+    if loaded:
+        assert torch.equal(loader.state_dict()["generator"], state["generator"])
+        assert seen + _batches(loader, passes=PASSES - 1) == whole
+    else:
+        assert _batches(loader) == whole
+
+
 def test_a_state_before_the_first_pass_starts_from_the_beginning():
     state = _resumable([0]).state_dict()
     resumed = _resumable([0])

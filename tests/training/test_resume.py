@@ -9,8 +9,9 @@ import os
 import signal
 import time
 
+import pytest
 import torch
-from resume_worker import CONFIG, main
+from resume_worker import CONFIG, CrashBeforeStep, main
 
 
 def _start(args: list[str], delay: float) -> multiprocessing.Process:
@@ -89,3 +90,29 @@ def test_only_rank_zero_resets_the_checkpoint_directory(tmp_path, monkeypatch):
     assert json.loads((stale / "run.json").read_text()) == {"fingerprint": "new"}
     (stale / "last.ckpt").write_bytes(b"new run")
     assert _prepare_checkpoints(stale, "new") == stale / "last.ckpt"  # same run: resume
+
+
+@pytest.mark.parametrize("crash_at", [3, 6])  # epochs of 3 batches: each a validated step
+def test_a_checkpoint_that_validation_follows_resumes_after_that_validation(
+        tiny_bert, tiny_train_json, tmp_path, crash_at):
+    """The step checkpoint of an epoch's last batch waits for the epoch's validation: the
+    resumed run has every validation in its history and ends with the weights of a run never
+    stopped (saved before it, Lightning skipped that validation on resume)."""
+    from models.retriever import RetrieverTrainConfig, load_samples, train_retriever
+
+    samples = load_samples(tiny_train_json)
+    config = RetrieverTrainConfig(**{**CONFIG, "checkpoint_every_n_steps": 3})
+    ckpt, out = tmp_path / "ckpt", tmp_path / "out"
+    with pytest.raises(RuntimeError, match=f"crash before step {crash_at + 1}"):
+        train_retriever(samples, tiny_bert, config, out, ckpt, val=samples[:4],
+                        callbacks=[CrashBeforeStep(crash_at)])
+    saved = torch.load(ckpt / "last.ckpt", map_location="cpu", weights_only=False)
+    assert saved["global_step"] == crash_at
+    train_retriever(samples, tiny_bert, config, out, ckpt, val=samples[:4])
+    whole = tmp_path / "whole"
+    train_retriever(samples, tiny_bert, config, whole, tmp_path / "whole_ckpt", val=samples[:4])
+    resumed = json.loads((out / "trainer_state.json").read_text())["log_history"]
+    uninterrupted = json.loads((whole / "trainer_state.json").read_text())["log_history"]
+    assert [h["step"] for h in resumed if "val_loss" in h] == [3, 6, 9, 12]
+    assert resumed == uninterrupted
+    assert _weights(out) == _weights(whole)
