@@ -68,8 +68,7 @@ class StepCheckpoint(ModelCheckpoint):
 
     def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
         """The step checkpoint that waited for this validation (if due), then Lightning's."""
-        if self._after_validation_of is not None \
-                and self._after_validation_of == trainer.global_step:
+        if self._after_validation_of == trainer.global_step:
             self._after_validation_of = None
             super().on_train_batch_end(trainer, pl_module, None, None, 0)
         super().on_validation_end(trainer, pl_module)
@@ -88,4 +87,3 @@ def _validation_follows(trainer: Any) -> bool:
     if decide is None or fetcher is None or not trainer.enable_validation:
         return False
     return bool(decide(fetcher))
-

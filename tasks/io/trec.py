@@ -7,9 +7,9 @@ The rank column is the ranking: :func:`read_trec_run` orders by it, as the evalu
 ``trec_eval`` ignores it and sorts by score, breaking ties by document id (descending), so a
 run with tied scores (reciprocal rank fusion ties ~46 % of the demo hybrid's neighbours) would
 be scored there in another order. :func:`write_trec_run` therefore lowers each tied score by
-the fewest float steps that make the scores strictly decreasing (Anserini breaks ties the same
-way, with a coarser step): both tools then read the same ranking, and no score moves by more
-than a few units in the last place.
+the fewest float steps that make the scores strictly decreasing (Anserini also perturbs tied
+scores for trec_eval, after rounding them to four decimals): both tools then read the same
+ranking, and no score moves by more than a few units in the last place.
 """
 
 from __future__ import annotations
