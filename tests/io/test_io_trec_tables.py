@@ -48,7 +48,7 @@ def _trec_eval_order(path: Path) -> dict[str, list[str]]:
     for line in path.read_text(encoding="utf-8").splitlines():
         qid, _, docid, _, score, _ = line.split()
         rows.setdefault(qid, []).append((float(score), docid))
-    return {qid: [d for _, d in sorted(docs, key=lambda r: (r[0], r[1]), reverse=True)]
+    return {qid: [d for _, d in sorted(docs, reverse=True)]
             for qid, docs in rows.items()}
 
 
