@@ -70,6 +70,17 @@ class _SeenIds:
         return True
 
 
+@dataclass(frozen=True, slots=True)
+class RecordMark:
+    """Where a record of a passage TSV begins: ``index`` (0-based among the passages), the
+    text stream's position (an opaque :meth:`io.TextIOBase.tell` cookie for ``seek`` on the
+    same file) and the 1-based ``line``."""
+
+    index: int
+    position: int
+    line: int
+
+
 def iter_passages(path: str | Path, on_error: str = "raise",
                   skips: SkipCounter | None = None) -> Iterator[Passage]:
     """Stream the passages of a DPR-style passage TSV.
@@ -87,31 +98,73 @@ def iter_passages(path: str | Path, on_error: str = "raise",
     with open(path, encoding="utf-8-sig", newline="") as stream:
         reader = _reader(stream)
         _check_header(reader, path)
-        header = _HEADER_ROW
-        seen = _SeenIds()
+        yield from _records(reader, path, on_error, skips)
+
+
+def mark_passages(path: str | Path, every: int) -> list[RecordMark]:
+    """One pass over ``path`` that checks every record as :func:`iter_passages` does (raising)
+    and returns where passages ``0, every, 2 * every, ...`` begin, for
+    :func:`iter_passages_from`: a reader of a part of a large file seeks to the mark at or
+    before it instead of parsing every record before it again."""
+    if every < 1:
+        raise ValueError(f"every must be >= 1, not {every}")
+    marks: list[RecordMark] = []
+    with open(path, encoding="utf-8-sig", newline="") as stream:
+        # readline, not the file's iterator: tell() is disabled while a text file iterates
+        reader = _reader(iter(stream.readline, ""))
+        _check_header(reader, path)
+        records = _records(reader, path, "raise", None)
+        index = 0
         while True:
-            first = reader.line_num + 1
-            try:
-                row = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as exc:
-                raise DataFormatError(path, f"line {first}", "a well-formed TSV record",
-                                      str(exc)) from None
-            except UnicodeDecodeError as exc:
-                raise utf8_error(path, exc) from None
-            if len(row) == 3 and row[0].strip() and "\n" not in row[2] and row != header:
-                if seen.add(row[0]):
-                    yield Passage(*row)
-                    continue
-                error = DataFormatError(path, record_lines(first, reader.line_num),
-                                        "a passage id not used before in the file",
-                                        f"{preview(row[0])} a second time")
-                handle_record_error(error, first, reader.line_num, on_error, skips)
-            elif row:  # not a blank line
-                error = DataFormatError(path, record_lines(first, reader.line_num),
-                                        *_problem(row))
-                handle_record_error(error, first, reader.line_num, on_error, skips)
+            if index % every == 0:
+                mark = RecordMark(index, stream.tell(), reader.line_num + 1)
+            if next(records, None) is None:
+                return marks
+            if index % every == 0:
+                marks.append(mark)
+            index += 1
+
+
+def iter_passages_from(path: str | Path, mark: RecordMark) -> Iterator[Passage]:
+    """The passages of ``path`` from the one at ``mark`` (from :func:`mark_passages` over the
+    same version of the file) to the end, checked as :func:`iter_passages` checks them
+    (raising), errors naming the file's own line numbers. Repeated ids are caught among the
+    passages read here; :func:`mark_passages` checked the whole file."""
+    with open(path, encoding="utf-8-sig", newline="") as stream:
+        stream.seek(mark.position)
+        reader = _reader(stream)
+        yield from _records(reader, path, "raise", None, line_offset=mark.line - 1)
+
+
+def _records(reader: Any, path: str | Path, on_error: str, skips: SkipCounter | None,
+             line_offset: int = 0) -> Iterator[Passage]:
+    """The checked passages of a csv ``reader`` past the header; error lines are the
+    reader's plus ``line_offset``."""
+    header = _HEADER_ROW
+    seen = _SeenIds()
+    while True:
+        first = line_offset + reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise DataFormatError(path, f"line {first}", "a well-formed TSV record",
+                                  str(exc)) from None
+        except UnicodeDecodeError as exc:
+            raise utf8_error(path, exc) from None
+        last = line_offset + reader.line_num
+        if len(row) == 3 and row[0].strip() and "\n" not in row[2] and row != header:
+            if seen.add(row[0]):
+                yield Passage(*row)
+                continue
+            error = DataFormatError(path, record_lines(first, last),
+                                    "a passage id not used before in the file",
+                                    f"{preview(row[0])} a second time")
+            handle_record_error(error, first, last, on_error, skips)
+        elif row:  # not a blank line
+            error = DataFormatError(path, record_lines(first, last), *_problem(row))
+            handle_record_error(error, first, last, on_error, skips)
 
 
 def _check_header(reader: Any, path: str | Path) -> None:

@@ -189,6 +189,36 @@ def test_plan_shards(tmp_path):
         plan_shards(tsv, 0)
 
 
+def test_shards_read_from_marks_hold_the_files_passages(tmp_path, monkeypatch):
+    """Every shard of every size reads its own passages, seeking to a mark of one checked
+    pass per process and file version (not one pass from the start per shard)."""
+    from tasks.retrieval import dense_shards
+
+    tsv = tmp_path / "psgs.tsv"
+    passages = [Passage(str(i), f"text {i}" + ("\nline" if i % 4 == 0 else ""), f"T{i}")
+                for i in range(1, 31)]
+    write_passages(tsv, passages)
+    passes, mark = [], dense_shards.mark_passages
+
+    def counted(path, every):
+        passes.append(every)
+        return mark(path, every)
+
+    monkeypatch.setattr(dense_shards, "MARK_EVERY", 7)
+    monkeypatch.setattr(dense_shards, "_MARKS", {})
+    monkeypatch.setattr(dense_shards, "mark_passages", counted)
+    for size in (1, 4, 7, 30):
+        for start, end in plan_shards(tsv, size):
+            assert dense_shards.read_passage_range(tsv, start, end) == passages[start:end]
+    assert passes == [7]
+    with pytest.raises(ShardError, match="has only 30 passages"):
+        dense_shards.read_passage_range(tsv, 28, 31)
+    write_passages(tsv, passages[:12])  # a new version of the file is marked again
+    os.utime(tsv, ns=(1, 1))
+    assert dense_shards.read_passage_range(tsv, 8, 12) == passages[8:12]
+    assert passes == [7, 7]
+
+
 def test_a_shard_killed_while_re_encoded_is_not_taken_for_finished(tmp_path, monkeypatch):
     """Re-encoding a finished shard with another model, killed after the new vectors landed
     and before the new ids file: the old ids file (naming the old model) must not remain
