@@ -174,6 +174,11 @@ _STAGE_CLUSTER_SETTINGS: dict[str, Any] = {
     # ready when the running one ends.
     "distributed.scheduler.rootish-taskgroup-dependencies": 1_000_000,
     "distributed.scheduler.worker-saturation": 1.0,
+    # Dask's statistical profiler (for the dashboard's profile page; the stage cluster has no
+    # dashboard) walks every thread's stack every 10 ms: 3 % of a demo run's CPU samples
+    # under py-spy, CPU taken from the stage beside it on 2 cores (bench/bench_dask_profiler.py,
+    # bench/RESULTS.md, Session 44)
+    "distributed.worker.profile.enabled": False,
 }
 
 

@@ -12,6 +12,7 @@ import json
 import os
 import time
 
+import dask
 from prefect import flow
 
 MEET_TIMEOUT_S = 60.0
@@ -35,7 +36,8 @@ def _record(params, name: str, start: float) -> None:
     (params.paths.data / f"{name}.json").write_text(json.dumps(
         {"start": start, "end": time.time(), "pid": os.getpid(),
          "wait_policy": os.environ.get("OMP_WAIT_POLICY"),
-         "omp_threads": os.environ.get("OMP_NUM_THREADS")}))
+         "omp_threads": os.environ.get("OMP_NUM_THREADS"),
+         "dask_profiler": dask.config.get("distributed.worker.profile.enabled")}))
 
 
 @flow(name="toy a")
