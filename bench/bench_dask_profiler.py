@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="iterations of the Python loop (default 30M, ~2 s)")
     parser.add_argument("--depth", type=int, default=80,
                         help="frames above the loop (default 80, a stage's depth)")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per way (median kept)")
+    parser.add_argument("--repeats", type=int, default=6, help="runs per way (median kept)")
     args = parser.parse_args(argv)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), args.depth + 200))
 
