@@ -330,8 +330,9 @@ def dvc_plots(retrievers: Sequence[str]) -> tuple[dict[str, Any], ...]:
         {"EntityQuestions top-k retrieval accuracy (macro average, %)": {
             "template": "linear", "x": "k",
             "y": {"plots/retrieval_accuracy_vs_k.csv": list(retrievers)}}},
-        # Figure 1 data, long format (set, relation, bucket, retriever, accuracy): one point per
-        # row (scatter, since rows of several series share x); the PNG has one panel per relation.
+        # Figure 1 data, long format (set, relation, bucket, retriever, accuracy, questions): a
+        # point per row (scatter, since rows of several series share x); the PNG has one panel
+        # per relation and one pooled over them.
         {"EntityQuestions top-k accuracy per subject-frequency bucket (Figure 1, %)": {
             "template": "scatter", "x": "bucket",
             "y": {"plots/retrieval_buckets.csv": "accuracy"}}},

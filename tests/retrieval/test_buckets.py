@@ -12,7 +12,13 @@ from tasks.io.entityquestions import EQQuestion, write_eq_file
 from tasks.io.passages import Passage, write_passages
 from tasks.io.tables import write_table
 from tasks.io.trec import write_trec_run
-from tasks.reporting.figures import bucket_axis_label
+from tasks.reporting.figures import (
+    POOLED,
+    bucket_accuracy_rows,
+    bucket_axis_label,
+    pooled_bucket_rows,
+    wilson_interval,
+)
 from tasks.retrieval.buckets import evaluate_buckets, plot_buckets
 from tasks.retrieval.query_sets import (
     bucket_path,
@@ -114,11 +120,28 @@ def test_bucket_metrics_plot_and_csv(world):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with open(csv_path, newline="") as handle:
         rows = list(csv.reader(handle))
-    assert rows[0] == ["set", "relation", "bucket", "retriever", "accuracy"]
+    assert rows[0] == ["set", "relation", "bucket", "retriever", "accuracy", "questions"]
     assert len(rows) - 1 == (2 * 2 * 3 - 1) * 2  # empty bucket left out
-    assert ["rand-ent", "P19", "0", "bm25", "50.0"] in rows
-    assert ["train-ent", "P36", "1", "dense", "0.0"] in rows
+    assert ["rand-ent", "P19", "0", "bm25", "50.0", "2"] in rows
+    assert ["train-ent", "P36", "1", "dense", "0.0", str(train["P36"]["bucket1"]["questions"])] \
+        in rows
     assert not any(r[:3] == ["train-ent", "P36", "2"] for r in rows)
+    pooled_rows = pooled_bucket_rows(bucket_accuracy_rows(metrics, 2))
+    for bucket in range(N_BUCKETS):  # the figure's first panel: the findings' pooling
+        name = f"bucket{bucket}"
+        assert ["rand-ent", POOLED, bucket, "bm25", round(pooled(name, "bm25"), 2),
+                sum(rand[r][name]["questions"] for r in RELATIONS)] in pooled_rows
+
+
+def test_wilson_intervals_hold_the_accuracy_and_narrow_with_questions():
+    assert wilson_interval(50.0, 0) == (0.0, 100.0)
+    low, high = wilson_interval(100.0, 1)  # one question answered: still wide, never past 100
+    assert high == 100.0 and 0 < low < 25
+    assert wilson_interval(0.0, 8)[0] == 0.0
+    widths = [high - low for low, high in (wilson_interval(30.0, n) for n in (10, 100, 1000))]
+    assert widths == sorted(widths, reverse=True)
+    low, high = wilson_interval(30.0, 1000)  # textbook: p = 0.3, n = 1000 -> [27.2, 32.9]
+    assert (round(low, 1), round(high, 1)) == (27.2, 32.9)
 
 
 def test_question_ids_are_unique_and_missing_files_are_named(world):
