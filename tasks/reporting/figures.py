@@ -172,10 +172,9 @@ def write_bucket_accuracy(metrics: Mapping, k: int, png_path: Path,
                           if s == bucket_set and r == relation and name == retriever]
                 if not points:
                     continue
-                if bucket_set == first_set:
-                    counts.update((b, n) for b, _, n in points)
                 xs = [b for b, _, _ in points]
                 if bucket_set == first_set:  # one set's bands: more would hide each other
+                    counts.update((b, n) for b, _, n in points)
                     bands = [wilson_interval(acc, n) for _, acc, n in points]
                     axes.fill_between(xs, [low for low, _ in bands],
                                       [high for _, high in bands], color=colours[retriever],
