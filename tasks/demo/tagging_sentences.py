@@ -302,18 +302,26 @@ def demo_sentences(world: Any, seed: int = 0, per_fact: int = 1,
 def build_demo_tagging_corpus(demo_config: Any, out_dir: str | Path, seed: int = 0,
                               per_fact: int = 1, per_subject: int = 2, dev_share: float = 0.1,
                               test_share: float = 0.15,
-                              max_train: int | None = None) -> dict[str, Any]:
+                              max_train: int | None = None, max_dev: int | None = None,
+                              max_test: int | None = None) -> dict[str, Any]:
     """Gold NER/chunk corpus for the demo world of ``demo_config`` (a ``DemoWorldConfig``),
     written to ``out_dir`` as Flair column files; returns the manifest.
 
-    ``max_train`` caps the training sentences (a seeded sample) to keep training short.
+    ``max_train``, ``max_dev`` and ``max_test`` cap a split (a seeded sample of it) when it is
+    larger: the splits are shares of a corpus that grows with the world, and a tagger that
+    trains on a few hundred sentences need not have its dev set re-tagged after every epoch
+    at the world's size (a split under its cap is kept as it is, in its order).
     """
     world = build_world(demo_config)
     sentences = demo_sentences(world, seed=seed, per_fact=per_fact, per_subject=per_subject)
     splits = split_by_group(sentences, dev_share, test_share, seed)
-    if max_train is not None and len(splits["train"]) > max_train:
-        splits["train"] = random.Random(seed).sample(splits["train"], max_train)
+    sampled = []
+    for name, cap in (("train", max_train), ("dev", max_dev), ("test", max_test)):
+        if cap is not None and len(splits[name]) > cap:
+            sampled.append(f"{name}: a seeded sample of {cap} of {len(splits[name])}")
+            splits[name] = random.Random(seed).sample(splits[name], cap)
     return write_column_corpus(
         splits, out_dir,
         description=f"gold labels from templates over the demo KB (seed {demo_config.seed}); "
-                    "see tasks/demo/tagging_sentences.py")
+                    "see tasks/demo/tagging_sentences.py"
+                    + (f"; {', '.join(sampled)} sentences" if sampled else ""))

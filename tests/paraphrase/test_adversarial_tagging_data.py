@@ -120,6 +120,24 @@ def test_splits_keep_subjects_apart_and_corpus_is_deterministic(world, smoke_par
     assert tags <= ONTONOTES
 
 
+def test_split_caps_sample_the_larger_splits_and_say_so(smoke_params, tmp_path):
+    full = build_demo_tagging_corpus(smoke_params.demo_world, tmp_path / "full")
+    n = full["sentences"]
+    assert n["dev"] > 20 and n["test"] > 20
+    capped = build_demo_tagging_corpus(smoke_params.demo_world, tmp_path / "capped",
+                                       max_dev=20, max_test=n["test"])
+    assert capped["sentences"] == {**n, "dev": 20}
+    assert f"dev: a seeded sample of 20 of {n['dev']}" in capped["description"]
+    assert "test:" not in capped["description"] and "sample" not in full["description"]
+    # a split at its cap is the same file; the sample is drawn from the uncapped split
+    for name in ("train.txt", "test.txt"):
+        assert ((tmp_path / "full" / name).read_bytes()
+                == (tmp_path / "capped" / name).read_bytes())
+    full_dev = {tuple(map(tuple, s)) for s in read_column_sentences(tmp_path / "full/dev.txt")}
+    capped_dev = [tuple(map(tuple, s)) for s in read_column_sentences(tmp_path / "capped/dev.txt")]
+    assert len(set(capped_dev)) == 20 and set(capped_dev) <= full_dev
+
+
 def test_column_reader_names_bad_line(tmp_path):
     path = tmp_path / "bad.txt"
     path.write_text("Ana B-PERSON B-NP\nLee I-PERSON\n", encoding="utf-8")
