@@ -64,6 +64,8 @@ class Collection:
     dense_paths: Callable[[str], tuple[Path, Path]]
     index_kind: str | None = None
     takes_prebuilt: bool = False
+    #: Where the passages' token ids are shared by their encodings (None: not kept).
+    token_cache: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,7 @@ def prepare_indexes(retrievers: Iterable[Retriever], collection: Collection,
                 print(f"{retriever.name}: its prebuilt_index serves the retrieval flow's "
                       f"psgs_w100 only; encoding {collection.name} here")
             shards = encode_passages_on(orchestration, collection.passages, shards_dir, spec,
-                                        cfg)
+                                        cfg, token_cache=collection.token_cache)
             options = index_options(cfg)
             if collection.index_kind is not None:
                 options["kind"] = collection.index_kind

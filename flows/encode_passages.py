@@ -21,13 +21,18 @@ from tasks.retrieval.encoders import EncoderSpec
 
 @flow(name="encode passages", log_prints=True)
 def encode_passages(passages: Path, shards_dir: Path, spec: EncoderSpec, dense: DenseConfig,
-                    concurrency: int | None = None) -> list[dict]:
-    """Encode every passage shard; returns the shard records (vectors, ids, counts)."""
-    return encode_all_shards(passages, shards_dir, spec, dense, concurrency=concurrency)
+                    concurrency: int | None = None,
+                    token_cache: Path | None = None) -> list[dict]:
+    """Encode every passage shard; returns the shard records (vectors, ids, counts).
+    ``token_cache``: where the shards' token ids are shared between encodings (None: none)."""
+    return encode_all_shards(passages, shards_dir, spec, dense, concurrency=concurrency,
+                             token_cache=token_cache)
 
 
 def encode_passages_on(orchestration: OrchestrationConfig, passages: Path, shards_dir: Path,
-                       spec: EncoderSpec, dense: DenseConfig) -> list[dict]:
+                       spec: EncoderSpec, dense: DenseConfig,
+                       token_cache: Path | None = None) -> list[dict]:
     """Run :func:`encode_passages` on the task runner of ``orchestration``."""
     return run_on_runner(encode_passages, orchestration, dense.concurrent_shards,
-                         "encoding passage shards", passages, shards_dir, spec, dense)
+                         "encoding passage shards", passages, shards_dir, spec, dense,
+                         token_cache=token_cache)

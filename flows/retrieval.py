@@ -69,7 +69,7 @@ def passage_collection(params: Params, layout: Layout, retrievers: list[Retrieve
             index = Path(bm25_index(params=params))
     return Collection("psgs_w100", raw_input(params, "passages"), index,
                       lambda model: (layout.dense_shards(model), layout.dense_index(model)),
-                      takes_prebuilt=True)
+                      takes_prebuilt=True, token_cache=layout.token_cache)
 
 
 def report_test_split(params: Params, layout: Layout, retrievers: list[Retriever],

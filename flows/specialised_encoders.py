@@ -83,7 +83,8 @@ def shared_index(params: Params, layout: Layout, retriever: DenseRetriever) -> S
         return SharedPassageIndex(existing, spec)
     root = layout.specialised_root / "indexes" / retriever.name
     collection = Collection("psgs_w100", params.raw_path("passages"), None,
-                            lambda model: (root / "shards", root / "index"), "flat")
+                            lambda model: (root / "shards", root / "index"), "flat",
+                            token_cache=layout.token_cache)
     ref = prepare_indexes([retriever], collection, params.orchestration)[retriever.name]
     return SharedPassageIndex(ref.path, ref.spec)
 

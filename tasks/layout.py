@@ -106,6 +106,12 @@ class Layout:
         return self.params.paths.data / "indexes" / "dense" / name / "shards" / "psgs_w100"
 
     @property
+    def token_cache(self) -> Path:
+        """Token ids of passage shards, shared by every encoding with the same tokenizer
+        (:mod:`tasks.retrieval.token_cache`; a cache, outside every stage's outputs)."""
+        return self.params.paths.data / "cache" / "tokens"
+
+    @property
     def retrieval_comparison(self) -> Path:
         """Pairwise top-k differences with bootstrap CIs between retrievers (metrics JSON)."""
         return self.params.paths.metrics / "retrieval_comparison.json"

@@ -41,17 +41,22 @@ def plan_passage_shards(passages_tsv: Path, shard_size: int) -> list[tuple[int, 
 def encode_passage_shard(passages_tsv: Path, start: int, end: int,
                          shard: tuple[Path, Path], spec: EncoderSpec, batch_size: int = 64,
                          device: str = "auto", bf16: bool = False,
-                         cpu_threads: int | None = None) -> dict:
+                         cpu_threads: int | None = None,
+                         token_cache: str | Path | None = None) -> dict:
     """Encode one shard of passages (``shard`` = its vectors and ids files, the outputs) with
-    ``cpu_threads`` torch CPU threads (None: the machine's count)."""
+    ``cpu_threads`` torch CPU threads (None: the machine's count), its token ids shared
+    through ``token_cache`` (:func:`tasks.retrieval.dense_shards.encode_shard`)."""
     return encode_shard(passages_tsv, start, end, shard[0], spec, batch_size=batch_size,
-                        device=device, bf16=bf16, cpu_threads=cpu_threads)
+                        device=device, bf16=bf16, cpu_threads=cpu_threads,
+                        token_cache=token_cache)
 
 
 def encode_all_shards(passages_tsv: Path, shards_dir: Path, spec: EncoderSpec,
-                      cfg: DenseConfig, concurrency: int | None = None) -> list[dict]:
+                      cfg: DenseConfig, concurrency: int | None = None,
+                      token_cache: Path | None = None) -> list[dict]:
     """Submit one shard task per shard, ``concurrency`` (default ``cfg.concurrent_shards``) at
-    a time; their records.
+    a time; their records. ``token_cache``: a directory where the shards' token ids are
+    shared with the other encodings of the same passages (None: none).
 
     Call inside a flow: the tasks run on the flow's task runner (threads by default; a
     ``DaskTaskRunner`` spreads them over processes or machines).
@@ -61,7 +66,9 @@ def encode_all_shards(passages_tsv: Path, shards_dir: Path, spec: EncoderSpec,
         lambda number, shard: encode_passage_shard_task.submit(
             passages_tsv, *shard, shard_files(shards_dir, number), spec,
             batch_size=cfg.batch_size, device=cfg.device, bf16=cfg.bf16,
-            cpu_threads=cfg.cpu_threads),
+            cpu_threads=cfg.cpu_threads,
+            # a str, not a Path: the task's cache key must not hash the cache's contents
+            token_cache=None if token_cache is None else str(token_cache)),
         plan, concurrency or cfg.concurrent_shards)
 
 

@@ -33,6 +33,7 @@ import numpy as np
 from tasks.io.atomic import atomic_write, write_json
 from tasks.io.passages import RecordMark, count_passages, iter_passages_from, mark_passages
 from tasks.retrieval.encoders import EncoderSpec, load_encoder
+from tasks.retrieval.token_cache import passage_token_ids
 
 log = logging.getLogger(__name__)
 
@@ -185,9 +186,13 @@ def write_shard(shard: Path, vectors: np.ndarray, ids: Sequence[str], meta: dict
 def encode_shard(passages_tsv: Path, start: int, end: int, shard_path: Path,
                  spec: EncoderSpec, batch_size: int = 64, device: str = "auto",
                  bf16: bool = False, progress: bool = False,
-                 cpu_threads: int | None = None) -> dict:
+                 cpu_threads: int | None = None,
+                 token_cache: str | Path | None = None) -> dict:
     """Encode passages ``start..end`` of ``passages_tsv`` into ``shard_path`` (+ ids file)
-    with ``cpu_threads`` torch CPU threads (None: the machine's count).
+    with ``cpu_threads`` torch CPU threads (None: the machine's count). With ``token_cache``
+    (a directory), the passages' token ids are read from there when an earlier encoding with
+    the same tokenizer wrote them, and written there otherwise
+    (:mod:`tasks.retrieval.token_cache`); the vectors are the same either way.
 
     A finished shard of the same rows, model and passage file is kept as it is (returned
     without encoding). Returns the shard's record (:func:`shard_record`).
@@ -202,9 +207,14 @@ def encode_shard(passages_tsv: Path, start: int, end: int, shard_path: Path,
         return record
     passages = read_passage_range(passages_tsv, start, end)
     encoder = load_encoder(spec, device)
-    vectors = encoder.encode_passages([p.title for p in passages], [p.text for p in passages],
-                                      batch_size=batch_size, bf16=bf16, progress=progress,
-                                      cpu_threads=cpu_threads)
+    titles, texts = [p.title for p in passages], [p.text for p in passages]
+    token_ids = None
+    if token_cache is not None:
+        token_ids = passage_token_ids(Path(token_cache), passages_fp, start, end,
+                                      encoder.ctx_tokenizer, spec.max_length, titles, texts)
+    vectors = encoder.encode_passages(titles, texts, batch_size=batch_size, bf16=bf16,
+                                      progress=progress, cpu_threads=cpu_threads,
+                                      token_ids=token_ids)
     record = write_shard(shard, vectors, [p.id for p in passages], {
         "start": start, "end": end, "model": spec.name,
         "model_fingerprint": spec.fingerprint, "passages": str(passages_tsv),
@@ -217,11 +227,12 @@ def encode_shard(passages_tsv: Path, start: int, end: int, shard_path: Path,
 
 def encode_shards(passages_tsv: Path, shards_dir: Path, spec: EncoderSpec, shard_size: int,
                   batch_size: int = 64, device: str = "auto", bf16: bool = False,
-                  cpu_threads: int | None = None) -> list[dict]:
+                  cpu_threads: int | None = None,
+                  token_cache: str | Path | None = None) -> list[dict]:
     """Encode every shard of the plan in order in this process (resumes finished ones)."""
     return [encode_shard(passages_tsv, start, end, shard_path(shards_dir, number), spec,
                          batch_size=batch_size, device=device, bf16=bf16,
-                         cpu_threads=cpu_threads)
+                         cpu_threads=cpu_threads, token_cache=token_cache)
             for number, (start, end) in enumerate(plan_shards(passages_tsv, shard_size))]
 
 

@@ -68,13 +68,16 @@ class LoadedEncoder:
 
     def encode_passages(self, titles: Sequence[str], texts: Sequence[str], batch_size: int = 64,
                         bf16: bool = False, progress: bool = False,
-                        cpu_threads: int | None = None) -> np.ndarray:
+                        cpu_threads: int | None = None,
+                        token_ids: Sequence[Sequence[int]] | None = None) -> np.ndarray:
         """Passage vectors (title + [SEP] + text), float32 ``(len(texts), dim)``
-        (``cpu_threads`` as :meth:`encode_questions`)."""
+        (``cpu_threads`` as :meth:`encode_questions`; ``token_ids``: the passages' ids by
+        :attr:`ctx_tokenizer`, when already known)."""
         return encode_texts(self.ctx_model, self.ctx_tokenizer, texts, batch_size,
                             self.spec.max_length, self.spec.pooling, self.device, progress,
                             titles=titles, normalize=self.spec.normalize, bf16=bf16,
-                            label="encode passages", cpu_threads=cpu_threads)
+                            label="encode passages", cpu_threads=cpu_threads,
+                            token_ids=token_ids)
 
 
 _LOAD_LOCK = threading.Lock()

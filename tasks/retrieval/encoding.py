@@ -41,8 +41,8 @@ SORT_WINDOW = 16_384
 #: Batches tokenised ahead of the model on CUDA (the producer thread's queue).
 CUDA_PREFETCH = 4
 
-def _tokenize(tokenizer: Any, texts: Sequence[str], titles: Sequence[str] | None,
-              max_length: int) -> list[list[int]]:
+def tokenize(tokenizer: Any, texts: Sequence[str], titles: Sequence[str] | None,
+             max_length: int) -> list[list[int]]:
     """Token ids without padding; ``[CLS] title [SEP] text [SEP]`` where a title is given."""
     kwargs = {"truncation": True, "max_length": max_length, "padding": False,
               "return_attention_mask": False, "return_token_type_ids": False}
@@ -94,7 +94,8 @@ def encode_texts(model: Any, tokenizer: Any, texts: Sequence[str], batch_size: i
                  progress: bool = False, *, titles: Sequence[str] | None = None,
                  normalize: bool = False, bf16: bool = False, sort_by_length: bool = True,
                  label: str = "encode", prefetch: int | None = None,
-                 cpu_threads: int | None = None) -> np.ndarray:
+                 cpu_threads: int | None = None,
+                 token_ids: Sequence[Sequence[int]] | None = None) -> np.ndarray:
     """Encode ``texts`` (with ``titles`` as the first segment when given) into float32 vectors.
 
     Texts are tokenised once per window of :data:`SORT_WINDOW`, sorted by token length (longest
@@ -103,7 +104,8 @@ def encode_texts(model: Any, tokenizer: Any, texts: Sequence[str], batch_size: i
     batches are tokenised ahead by a producer thread (default: :data:`CUDA_PREFETCH` on CUDA,
     0 = inline on CPU); the vectors do not depend on it. The model runs with ``cpu_threads``
     torch CPU threads (``None``: :func:`models.threads.machine_cpu_threads`), the caller's
-    count restored afterwards.
+    count restored afterwards. ``token_ids``: the texts' ids as :func:`tokenize` gives them
+    (e.g. from :mod:`tasks.retrieval.token_cache`), so that they are not tokenised again.
     """
     import torch
 
@@ -113,8 +115,10 @@ def encode_texts(model: Any, tokenizer: Any, texts: Sequence[str], batch_size: i
     cuda = device.type == "cuda"
     ahead = (CUDA_PREFETCH if cuda else 0) if prefetch is None else max(0, prefetch)
     n = len(texts)
+    if token_ids is not None and len(token_ids) != n:
+        raise ValueError(f"{len(token_ids)} token id rows for {n} texts")
     batches = _batches(tokenizer, texts, titles, batch_size, max_length, sort_by_length,
-                       pin=cuda and torch.cuda.is_available())
+                       pin=cuda and torch.cuda.is_available(), token_ids=token_ids)
     out: np.ndarray | None = None
     from rich.progress import Progress
 
@@ -139,17 +143,19 @@ def encode_texts(model: Any, tokenizer: Any, texts: Sequence[str], batch_size: i
 
 def _batches(tokenizer: Any, texts: Sequence[str], titles: Sequence[str] | None,
              batch_size: int, max_length: int, sort_by_length: bool,
-             pin: bool = False) -> Iterator[tuple[np.ndarray, Any, Any]]:
+             pin: bool = False, token_ids: Sequence[Sequence[int]] | None = None
+             ) -> Iterator[tuple[np.ndarray, Any, Any]]:
     """``(rows of texts, input_ids, attention_mask)`` per batch, as CPU tensors (pinned when
-    ``pin``), window by window in length order."""
+    ``pin``), window by window in length order (``token_ids``: given, not tokenised)."""
     import torch
 
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     n = len(texts)
     for window in range(0, n, SORT_WINDOW):
         chunk = slice(window, min(n, window + SORT_WINDOW))
-        ids = _tokenize(tokenizer, texts[chunk],
-                        None if titles is None else titles[chunk], max_length)
+        ids = (token_ids[chunk] if token_ids is not None
+               else tokenize(tokenizer, texts[chunk],
+                             None if titles is None else titles[chunk], max_length))
         lengths = np.fromiter((len(row) for row in ids), dtype=np.int64, count=len(ids))
         order = np.argsort(-lengths, kind="stable") if sort_by_length else np.arange(len(ids))
         for start in range(0, len(order), batch_size):

@@ -1,0 +1,115 @@
+"""Token ids of passage shards, kept on disk and shared by every encoder with the same tokenizer.
+
+A study encodes the same passage file many times: DPR-NQ's index, then one index per trained
+passage encoder (Table 2's onlyP runs, Table 3's single- and multi-task runs, Table 4's
+PAQ-like encoder). Every one of them is a BERT fine-tuned from the same checkpoint, so they
+share one tokenizer, and tokenising 51,770 passages took ~11 s of a ~78 s encoding on one CPU
+thread (``bench/RESULTS.md``, Session 45). The first encoding of a shard writes its ids here;
+the later ones read them back.
+
+One ``.npz`` per shard holds the ids of every passage, flat (``ids``, int32), with row
+``offsets`` (int64, one more than the passages). Its name carries everything the ids depend
+on: the passage file's content fingerprint, the shard's rows, the tokenizer's fingerprint and
+``max_length``. Files are written atomically; one that cannot be read, or that does not hold
+the shard's rows, is tokenised again and replaced (with a warning), never trusted.
+
+Slow (pure-Python) tokenizers have no stable serialisation to fingerprint: they are not cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tasks.io.atomic import atomic_write
+from tasks.retrieval.encoding import SORT_WINDOW, tokenize
+
+log = logging.getLogger(__name__)
+
+#: Backend settings that the tokenizer call sets for itself (not part of what it is).
+_CALL_STATE = ("truncation", "padding")
+
+
+def tokenizer_fingerprint(tokenizer: Any) -> str | None:
+    """A content hash of a fast tokenizer (vocabulary, normaliser, pre-tokeniser, special
+    tokens, post-processor); ``None`` for a slow tokenizer. Independent of the truncation and
+    padding state an earlier call left on it."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return None
+    state = json.loads(backend.to_str())
+    for key in _CALL_STATE:
+        state.pop(key, None)
+    blob = json.dumps([type(tokenizer).__name__, state], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def cache_file(cache_dir: Path, passages_fp: str, start: int, end: int, tokenizer_fp: str,
+               max_length: int) -> Path:
+    """Where the ids of rows ``start..end`` of a passage file live for one tokenizer."""
+    return (Path(cache_dir)
+            / f"{passages_fp[:16]}-{start}-{end}-tok{tokenizer_fp}-len{max_length}.npz")
+
+
+def _read(path: Path, rows: int) -> list[np.ndarray] | None:
+    try:
+        with np.load(path) as data:
+            ids, offsets = data["ids"], data["offsets"]
+    except (OSError, ValueError, KeyError) as exc:
+        log.warning("%s: unreadable token cache (%s); tokenising again", path, exc)
+        return None
+    if (offsets.ndim != 1 or len(offsets) != rows + 1 or offsets[0] != 0
+            or offsets[-1] != len(ids) or np.any(np.diff(offsets) < 0)):
+        log.warning("%s: token cache does not hold %d passages; tokenising again", path, rows)
+        return None
+    return [ids[offsets[i]:offsets[i + 1]] for i in range(rows)]
+
+
+def _tokenize_flat(tokenizer: Any, titles: Sequence[str], texts: Sequence[str],
+                   max_length: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flat int32 ids and row offsets, window by window (bounds the memory of Python lists)."""
+    parts: list[np.ndarray] = []
+    lengths: list[int] = []
+    for window in range(0, len(texts), SORT_WINDOW):
+        chunk = slice(window, window + SORT_WINDOW)
+        for row in tokenize(tokenizer, texts[chunk], titles[chunk], max_length):
+            parts.append(np.asarray(row, dtype=np.int32))
+            lengths.append(len(row))
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    ids = np.concatenate(parts) if parts else np.empty(0, dtype=np.int32)
+    return ids, offsets
+
+
+def passage_token_ids(cache_dir: Path, passages_fp: str, start: int, end: int, tokenizer: Any,
+                      max_length: int, titles: Sequence[str],
+                      texts: Sequence[str]) -> list[np.ndarray] | None:
+    """The token ids of each passage of rows ``start..end`` (as the encoder would tokenise
+    ``titles`` and ``texts``), read from ``cache_dir`` or tokenised and written there;
+    ``None`` when the tokenizer cannot be cached (the encoder then tokenises itself)."""
+    tokenizer_fp = tokenizer_fingerprint(tokenizer)
+    if tokenizer_fp is None:
+        return None
+    rows = end - start
+    if len(texts) != rows or len(titles) != rows:
+        raise ValueError(f"rows {start}..{end} are {rows} passages, given {len(texts)} texts "
+                         f"and {len(titles)} titles")
+    path = cache_file(cache_dir, passages_fp, start, end, tokenizer_fp, max_length)
+    if path.is_file():
+        cached = _read(path, rows)
+        if cached is not None:
+            return cached
+    ids, offsets = _tokenize_flat(tokenizer, titles, texts, max_length)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path, "wb", encoding=None) as handle:
+        np.savez(handle, ids=ids, offsets=offsets)
+    return [ids[offsets[i]:offsets[i + 1]] for i in range(rows)]
+
+
+__all__ = ["cache_file", "passage_token_ids", "tokenizer_fingerprint"]
