@@ -125,4 +125,15 @@ def test_encodings_share_token_ids_and_give_the_same_vectors(tmp_path, encoders,
                                  batch_size=4, cpu_threads=1)
             np.testing.assert_array_equal(np.load(cached["path"]), np.load(plain["path"]))
     assert calls == [10, 10, 4]  # the first encoder's three shards, once
-    assert len(list(cache.glob("*.npz"))) == 3
+    files = sorted(cache.glob("*.npz"))
+    assert len(files) == 3
+    with np.load(files[0]) as data:
+        assert data["ids"].dtype == np.uint16  # MiniLM's 30,522 ids fit in two bytes
+
+
+def test_ids_that_do_not_fit_two_bytes_are_kept_as_int32(tmp_path, monkeypatch):
+    big = [[101, 70_000, 102], [101, 5, 102]]
+    monkeypatch.setattr(token_cache, "tokenize", lambda *args: big)
+    monkeypatch.setattr(token_cache, "tokenizer_fingerprint", lambda tokenizer: "t")
+    got = passage_token_ids(tmp_path, "fp", 0, 2, object(), 8, ["a", "b"], ["x", "y"])
+    assert [row.tolist() for row in got] == big and got[0].dtype == np.int32
