@@ -90,10 +90,11 @@ def main(argv: list[str] | None = None) -> None:
             return_attention_mask=False, return_token_type_ids=False))
         misses = iter(range(args.repeats))
         seconds["cache miss"], _ = best_of(args.repeats, lambda: passage_token_ids(
-            Path(tmp) / f"miss{next(misses)}", "bench", 0, n, tokenizer, MAX_LENGTH, titles,
-            texts))
+            Path(tmp) / f"miss{next(misses)}", "bench", 0, n, tokenizer,
+            max_length=MAX_LENGTH, titles=titles, texts=texts))
         seconds["cache hit"], ids = best_of(args.repeats, lambda: passage_token_ids(
-            Path(tmp) / "miss0", "bench", 0, n, tokenizer, MAX_LENGTH, titles, texts))
+            Path(tmp) / "miss0", "bench", 0, n, tokenizer, max_length=MAX_LENGTH,
+            titles=titles, texts=texts))
 
         def encode(token_ids=None):
             return encode_texts(model, tokenizer, texts, 64, MAX_LENGTH, "cls", titles=titles,

@@ -211,7 +211,8 @@ def encode_shard(passages_tsv: Path, start: int, end: int, shard_path: Path,
     token_ids = None
     if token_cache is not None:
         token_ids = passage_token_ids(Path(token_cache), passages_fp, start, end,
-                                      encoder.ctx_tokenizer, spec.max_length, titles, texts)
+                                      encoder.ctx_tokenizer, max_length=spec.max_length,
+                                      titles=titles, texts=texts)
     vectors = encoder.encode_passages(titles, texts, batch_size=batch_size, bf16=bf16,
                                       progress=progress, cpu_threads=cpu_threads,
                                       token_ids=token_ids)

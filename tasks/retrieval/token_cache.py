@@ -93,7 +93,7 @@ def _tokenize_flat(tokenizer: Any, titles: Sequence[str], texts: Sequence[str],
 
 
 def passage_token_ids(cache_dir: Path, passages_fp: str, start: int, end: int, tokenizer: Any,
-                      max_length: int, titles: Sequence[str],
+                      *, max_length: int, titles: Sequence[str],
                       texts: Sequence[str]) -> list[np.ndarray] | None:
     """The token ids of each passage of rows ``start..end`` (as the encoder would tokenise
     ``titles`` and ``texts``), read from ``cache_dir`` or tokenised and written there;

@@ -55,20 +55,22 @@ def test_cached_ids_are_the_tokenizers_and_are_read_back(tmp_path, encoders, mon
     passages = tiny_passages()
     titles, texts = [p.title for p in passages], [p.text for p in passages]
     titles[3] = ""  # a passage without a title is tokenised alone, as DPR does
+    n, kw = len(texts), {"max_length": 12, "titles": titles, "texts": texts}
     expected = encoding.tokenize(tokenizer, texts, titles, 12)
     calls = _counting(monkeypatch)
-    first = passage_token_ids(tmp_path, "fp", 0, len(texts), tokenizer, 12, titles, texts)
-    again = passage_token_ids(tmp_path, "fp", 0, len(texts), tokenizer, 12, titles, texts)
-    assert calls == [len(texts)]
+    first = passage_token_ids(tmp_path, "fp", 0, n, tokenizer, **kw)
+    again = passage_token_ids(tmp_path, "fp", 0, n, tokenizer, **kw)
+    assert calls == [n]
     for got in (first, again):
         assert [row.tolist() for row in got] == expected
     assert max(len(row) for row in expected) == 12  # truncated to max_length
     # another max_length, row range or passage file is another file
-    passage_token_ids(tmp_path, "fp", 0, len(texts), tokenizer, 16, titles, texts)
-    passage_token_ids(tmp_path, "fp2", 0, len(texts), tokenizer, 12, titles, texts)
-    assert calls == [len(texts)] * 3
+    passage_token_ids(tmp_path, "fp", 0, n, tokenizer, **{**kw, "max_length": 16})
+    passage_token_ids(tmp_path, "fp2", 0, n, tokenizer, **kw)
+    assert calls == [n] * 3
     with pytest.raises(ValueError, match="given 3 texts"):
-        passage_token_ids(tmp_path, "fp", 0, 5, tokenizer, 12, titles[:3], texts[:3])
+        passage_token_ids(tmp_path, "fp", 0, 5, tokenizer, max_length=12, titles=titles[:3],
+                          texts=texts[:3])
 
 
 def test_tokenizer_fingerprint_is_content_not_call_state(encoders):
@@ -99,11 +101,12 @@ def test_a_damaged_cache_file_is_tokenised_again(tmp_path, encoders, monkeypatch
     else:
         np.savez(path, ids=np.arange(4, dtype=np.int32))
     calls = _counting(monkeypatch)
-    got = passage_token_ids(tmp_path, "fp", 0, n, tokenizer, 32, titles, texts)
+    kw = {"max_length": 32, "titles": titles, "texts": texts}
+    got = passage_token_ids(tmp_path, "fp", 0, n, tokenizer, **kw)
     assert calls == [n]
     assert [row.tolist() for row in got] == encoding.tokenize(tokenizer, texts, titles, 32)
     assert "tokenising again" in caplog.text
-    assert passage_token_ids(tmp_path, "fp", 0, n, tokenizer, 32, titles, texts) is not None
+    assert passage_token_ids(tmp_path, "fp", 0, n, tokenizer, **kw) is not None
     assert calls == [n]  # the replaced file is read back
 
 
@@ -135,5 +138,6 @@ def test_ids_that_do_not_fit_two_bytes_are_kept_as_int32(tmp_path, monkeypatch):
     big = [[101, 70_000, 102], [101, 5, 102]]
     monkeypatch.setattr(token_cache, "tokenize", lambda *args: big)
     monkeypatch.setattr(token_cache, "tokenizer_fingerprint", lambda tokenizer: "t")
-    got = passage_token_ids(tmp_path, "fp", 0, 2, object(), 8, ["a", "b"], ["x", "y"])
+    got = passage_token_ids(tmp_path, "fp", 0, 2, object(), max_length=8, titles=["a", "b"],
+                            texts=["x", "y"])
     assert [row.tolist() for row in got] == big and got[0].dtype == np.int32
