@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,7 @@ def _read(path: Path, rows: int) -> list[np.ndarray] | None:
     try:
         with np.load(path) as data:
             ids, offsets = data["ids"], data["offsets"]
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
         log.warning("%s: unreadable token cache (%s); tokenising again", path, exc)
         return None
     if (offsets.ndim != 1 or len(offsets) != rows + 1 or offsets[0] != 0

@@ -85,7 +85,7 @@ def test_tokenizer_fingerprint_is_content_not_call_state(encoders):
     assert tokenizer_fingerprint(BertTokenizer.from_pretrained(str(encoders[0]))) is None
 
 
-@pytest.mark.parametrize("damage", ["garbage", "short", "missing key"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "short", "missing key"])
 def test_a_damaged_cache_file_is_tokenised_again(tmp_path, encoders, monkeypatch, caplog,
                                                  damage):
     tokenizer = _tokenizer(encoders[0])
@@ -96,6 +96,9 @@ def test_a_damaged_cache_file_is_tokenised_again(tmp_path, encoders, monkeypatch
     path.parent.mkdir(parents=True, exist_ok=True)
     if damage == "garbage":
         path.write_bytes(b"not an npz")
+    elif damage == "truncated":  # a zip cut short: its magic bytes, not its directory
+        np.savez(path, ids=np.arange(400, dtype=np.int32), offsets=np.arange(n + 1))
+        path.write_bytes(path.read_bytes()[:200])
     elif damage == "short":  # the ids of fewer passages than the shard holds
         np.savez(path, ids=np.arange(4, dtype=np.int32), offsets=np.array([0, 2, 4]))
     else:
