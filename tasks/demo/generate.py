@@ -84,7 +84,7 @@ def write_articles(world: World, config: DemoWorldConfig) -> list[Article]:
     # The entities of a year (and of a home country or topic in that year) never change while
     # the pages are drawn: each list is built once, in the order of ``subjects``.
     people_active: dict[int, list[Entity]] = {}
-    people_at_home: dict[tuple[int, str], list[Entity]] = {}
+    people_at_home: dict[int, dict[str, list[Entity]]] = {}  # year -> home -> people, in order
     topic_active: dict[tuple[str, int], list[Entity]] = {}
     titles: set[str] = set()
     for _ in range(config.n_comention_passages - len(cities)):
@@ -93,15 +93,16 @@ def write_articles(world: World, config: DemoWorldConfig) -> list[Article]:
             if rng.random() < 0.35:
                 if year not in people_active:
                     people_active[year] = [e for e in people if _active(e, year)]
+                    at_home: dict[str, list[Entity]] = {}
+                    for e in people_active[year]:
+                        at_home.setdefault(e.attrs["home_id"], []).append(e)
+                    people_at_home[year] = at_home
                 homes = people_active[year]
                 if not homes:
                     continue
                 code = rng.choice(homes).attrs["home_id"]
                 title = f"{year} in {world.label(code)}"
-                if (year, code) not in people_at_home:
-                    people_at_home[year, code] = [e for e in homes
-                                                  if e.attrs["home_id"] == code]
-                candidates = people_at_home[year, code]
+                candidates = people_at_home[year][code]
             else:
                 topic = rng.choice(topics)
                 title = f"{year} in {topic}"

@@ -28,7 +28,7 @@ def trex_document(article: Article) -> dict[str, Any]:
     """The T-REx dict of one article about an entity."""
     assert article.entity is not None
     text = article.text
-    words = [[m.start(), m.end()] for m in _WORD.finditer(text)]
+    words = [m.span() for m in _WORD.finditer(text)]  # pairs: JSON writes them as arrays
     sentences, entities, triples = [], [], []
     offset = 0
     for index, sentence in enumerate(article.sentences):

@@ -10,9 +10,10 @@ import pytest
 
 from tasks.config import EQ_RELATIONS, load_params
 from tasks.demo import inventories as inv
-from tasks.demo.kb import PERSON_ROLES, allocate, build_world
+from tasks.demo.kb import PERSON_ROLES, _remove_same, allocate, build_world
 from tasks.demo.popularity import hyperlink_counts, zipf_count
 from tasks.demo.rng import stream, weighted_sample
+from tasks.demo.world import Entity
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -98,3 +99,15 @@ def test_popular_people_have_common_names_and_rare_ones_rare_names(world):
     assert tiers_top["common"] > tiers_bottom["common"]
     assert tiers_bottom["rare"] > tiers_top["rare"]
     assert world.confusable  # near-namesakes exist
+
+
+def test_remove_same_removes_that_entity_as_list_remove_would():
+    people = [Entity(f"Q{i}", f"Person {i}", "person", "person", "human") for i in range(5)]
+    expected = list(people)
+    expected.remove(people[3])
+    _remove_same(people, people[3])
+    assert people == expected and len(people) == 4
+    twin = Entity("Q1", "Person 1", "person", "person", "human")  # equal, not the same object
+    with pytest.raises(ValueError, match="Q1 is not in the list"):
+        _remove_same(people, twin)
+    assert len(people) == 4
