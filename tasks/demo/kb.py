@@ -70,15 +70,15 @@ def allocate(total: int, shares: tuple[tuple[str, float], ...]) -> list[str]:
     return [kind for kind, _ in shares for _ in range(counts[kind])]
 
 
-
 def _remove_same(items: list[Entity], entity: Entity) -> None:
     """Remove ``entity`` itself from ``items``: what ``list.remove`` does here (no two entities
     are equal), without comparing every entity before it field by field (the dataclass
-    ``__eq__``, 6 of the demo-large world's ~80 s)."""
+    ``__eq__``: 6 s of the demo-large world's ~80 s)."""
     index = next((i for i, item in enumerate(items) if item is entity), None)
     if index is None:
         raise ValueError(f"entity {entity.id} is not in the list")
     del items[index]
+
 
 class _Builder(FactsMixin):
     """Builds a :class:`World` step by step; every step draws from its own stream."""
