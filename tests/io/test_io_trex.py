@@ -133,6 +133,19 @@ def test_iter_triples_filters_relations_and_literals(tmp_path: Path) -> None:
     (lambda d: d["triples"][0]["object"].update(boundaries=[-1, 2]),
      r"document 1 \(docid 'Q2'\), triples\[0\]\.object\.boundaries: expected boundaries "
      r"inside the text"),
+    # what the inline check of word pairs passes on to the full one
+    (lambda d: d["words_boundaries"].append([True, 3]),
+     r"document 1 \(docid 'Q2'\), words_boundaries\[2\]: expected \[start, end\] integer "
+     r"offsets; got \[True, 3\]"),
+    (lambda d: d["words_boundaries"].append([0, 2.0]),
+     r"document 1 \(docid 'Q2'\), words_boundaries\[2\]: expected \[start, end\] integer offsets"),
+    (lambda d: d["words_boundaries"].append([0, 1, 2]),
+     r"document 1 \(docid 'Q2'\), words_boundaries\[2\]: expected \[start, end\] integer offsets"),
+    (lambda d: d["words_boundaries"].insert(0, None),
+     r"document 1 \(docid 'Q2'\), words_boundaries\[0\]: expected \[start, end\] offsets; "
+     r"got null"),
+    (lambda d: d["sentences_boundaries"].append([0, 10_000]),
+     r"document 1 \(docid 'Q2'\), sentences_boundaries\[2\]: expected boundaries inside the text"),
 ])
 def test_malformed_documents(tmp_path: Path, mutate, pattern: str) -> None:
     bad = make_doc("Q2", "Paris")
