@@ -60,6 +60,11 @@ def cache_file(cache_dir: Path, passages_fp: str, start: int, end: int, tokenize
             / f"{passages_fp[:16]}-{start}-{end}-tok{tokenizer_fp}-len{max_length}.npz")
 
 
+def _rows(ids: np.ndarray, offsets: np.ndarray) -> list[np.ndarray]:
+    """Each passage's ids: views of the flat ``ids`` between consecutive ``offsets``."""
+    return [ids[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
+
+
 def _read(path: Path, rows: int) -> list[np.ndarray] | None:
     try:
         with np.load(path) as data:
@@ -71,7 +76,7 @@ def _read(path: Path, rows: int) -> list[np.ndarray] | None:
             or offsets[-1] != len(ids) or np.any(np.diff(offsets) < 0)):
         log.warning("%s: token cache does not hold %d passages; tokenising again", path, rows)
         return None
-    return [ids[offsets[i]:offsets[i + 1]] for i in range(rows)]
+    return _rows(ids, offsets)
 
 
 def _tokenize_flat(tokenizer: Any, titles: Sequence[str], texts: Sequence[str],
@@ -115,7 +120,7 @@ def passage_token_ids(cache_dir: Path, passages_fp: str, start: int, end: int, t
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(path, "wb", encoding=None) as handle:
         np.savez(handle, ids=ids, offsets=offsets)
-    return [ids[offsets[i]:offsets[i + 1]] for i in range(rows)]
+    return _rows(ids, offsets)
 
 
 __all__ = ["cache_file", "passage_token_ids", "tokenizer_fingerprint"]
