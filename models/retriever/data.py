@@ -82,18 +82,39 @@ def _pad(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[Tensor, Tensor]:
     return ids, mask
 
 
+def tokenize_passages(tokenizer: Any, texts: Sequence[str], titles: Sequence[str] | None,
+                      max_length: int) -> list[list[int]]:
+    """Token ids of passages without padding, in one tokenizer call per kind:
+    ``[CLS] title [SEP] text [SEP]`` where both are given (truncated longest-first), the text
+    (or the title) alone where one is empty, as DPR's ``tokenizer.encode(title, text_pair=text)``.
+    The dense retriever encodes passages and the bi-encoder trains on them with these ids."""
+    kwargs = {"truncation": True, "max_length": max_length, "padding": False,
+              "return_attention_mask": False, "return_token_type_ids": False}
+    if titles is None:
+        return list(tokenizer(list(texts), **kwargs)["input_ids"])
+    if len(titles) != len(texts):
+        raise ValueError(f"{len(titles)} titles but {len(texts)} texts")
+    ids: list[list[int]] = [[] for _ in texts]
+    paired = [i for i, (title, text) in enumerate(zip(titles, texts, strict=True))
+              if title and text]
+    single = [i for i, (title, text) in enumerate(zip(titles, texts, strict=True))
+              if not (title and text)]
+    if paired:
+        out = tokenizer([titles[i] for i in paired], [texts[i] for i in paired],
+                        **kwargs)["input_ids"]
+        for i, row in zip(paired, out, strict=True):
+            ids[i] = row
+    if single:
+        out = tokenizer([texts[i] or titles[i] for i in single], **kwargs)["input_ids"]
+        for i, row in zip(single, out, strict=True):
+            ids[i] = row
+    return ids
+
+
 def tokenize_ctxs(tokenizer: Any, ctxs: Sequence[DprCtx], max_length: int) -> list[list[int]]:
-    """Token ids of passages: ``[CLS] title [SEP] text [SEP]`` (one segment when a side is
-    empty), truncated longest-first, as the dense retriever encodes passages."""
-    kwargs = {"truncation": True, "max_length": max_length, "return_attention_mask": False,
-              "return_token_type_ids": False}
-    out: list[list[int]] = []
-    for ctx in ctxs:
-        if ctx.title and ctx.text:
-            out.append(tokenizer(ctx.title, ctx.text, **kwargs)["input_ids"])
-        else:
-            out.append(tokenizer(ctx.text or ctx.title, **kwargs)["input_ids"])
-    return out
+    """Token ids of DPR passages (:func:`tokenize_passages`)."""
+    return tokenize_passages(tokenizer, [ctx.text for ctx in ctxs], [ctx.title for ctx in ctxs],
+                             max_length)
 
 
 class BiEncoderCollator:

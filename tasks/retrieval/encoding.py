@@ -41,33 +41,6 @@ SORT_WINDOW = 16_384
 #: Batches tokenised ahead of the model on CUDA (the producer thread's queue).
 CUDA_PREFETCH = 4
 
-def tokenize(tokenizer: Any, texts: Sequence[str], titles: Sequence[str] | None,
-             max_length: int) -> list[list[int]]:
-    """Token ids without padding; ``[CLS] title [SEP] text [SEP]`` where a title is given."""
-    kwargs = {"truncation": True, "max_length": max_length, "padding": False,
-              "return_attention_mask": False, "return_token_type_ids": False}
-    if titles is None:
-        return list(tokenizer(list(texts), **kwargs)["input_ids"])
-    if len(titles) != len(texts):
-        raise ValueError(f"{len(titles)} titles but {len(texts)} texts")
-    # As DPR's ``tokenizer.encode(title, text_pair=text)``: an empty title or text is no pair.
-    ids: list[list[int]] = [[] for _ in texts]
-    paired = [i for i, (title, text) in enumerate(zip(titles, texts, strict=True))
-              if title and text]
-    single = [i for i, (title, text) in enumerate(zip(titles, texts, strict=True))
-              if not (title and text)]
-    if paired:
-        out = tokenizer([titles[i] for i in paired], [texts[i] for i in paired],
-                        **kwargs)["input_ids"]
-        for i, row in zip(paired, out, strict=True):
-            ids[i] = row
-    if single:
-        out = tokenizer([texts[i] or titles[i] for i in single], **kwargs)["input_ids"]
-        for i, row in zip(single, out, strict=True):
-            ids[i] = row
-    return ids
-
-
 def _autocast(device: Any, bf16: bool) -> Any:
     import torch
 
@@ -104,7 +77,8 @@ def encode_texts(model: Any, tokenizer: Any, texts: Sequence[str], batch_size: i
     batches are tokenised ahead by a producer thread (default: :data:`CUDA_PREFETCH` on CUDA,
     0 = inline on CPU); the vectors do not depend on it. The model runs with ``cpu_threads``
     torch CPU threads (``None``: :func:`models.threads.machine_cpu_threads`), the caller's
-    count restored afterwards. ``token_ids``: the texts' ids as :func:`tokenize` gives them
+    count restored afterwards. ``token_ids``: the texts' ids as
+    :func:`models.retriever.data.tokenize_passages` gives them
     (e.g. from :mod:`tasks.retrieval.token_cache`), so that they are not tokenised again.
     """
     import torch
@@ -149,13 +123,15 @@ def _batches(tokenizer: Any, texts: Sequence[str], titles: Sequence[str] | None,
     ``pin``), window by window in length order (``token_ids``: given, not tokenised)."""
     import torch
 
+    from models.retriever.data import tokenize_passages
+
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     n = len(texts)
     for window in range(0, n, SORT_WINDOW):
         chunk = slice(window, min(n, window + SORT_WINDOW))
         ids = (token_ids[chunk] if token_ids is not None
-               else tokenize(tokenizer, texts[chunk],
-                             None if titles is None else titles[chunk], max_length))
+               else tokenize_passages(tokenizer, texts[chunk],
+                                      None if titles is None else titles[chunk], max_length))
         lengths = np.fromiter((len(row) for row in ids), dtype=np.int64, count=len(ids))
         order = np.argsort(-lengths, kind="stable") if sort_by_length else np.arange(len(ids))
         for start in range(0, len(order), batch_size):

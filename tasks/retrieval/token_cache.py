@@ -30,13 +30,19 @@ from typing import Any
 
 import numpy as np
 
+from models.retriever.data import tokenize_passages
 from tasks.io.atomic import atomic_write
-from tasks.retrieval.encoding import SORT_WINDOW, tokenize
+from tasks.retrieval.encoding import SORT_WINDOW
 
 log = logging.getLogger(__name__)
 
 #: Backend settings that the tokenizer call sets for itself (not part of what it is).
 _CALL_STATE = ("truncation", "padding")
+
+
+#: Fingerprints by the sha256 of the backend's serialisation: every shard of every encoding asks
+#: again, and re-reading a 30k-word vocabulary as JSON costs ~0.1 s each time.
+_FINGERPRINTS: dict[tuple[str, str], str] = {}
 
 
 def tokenizer_fingerprint(tokenizer: Any) -> str | None:
@@ -46,11 +52,15 @@ def tokenizer_fingerprint(tokenizer: Any) -> str | None:
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is None:
         return None
-    state = json.loads(backend.to_str())
-    for key in _CALL_STATE:
-        state.pop(key, None)
-    blob = json.dumps([type(tokenizer).__name__, state], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+    serialised = backend.to_str()
+    key = (type(tokenizer).__name__, hashlib.sha256(serialised.encode("utf-8")).hexdigest())
+    if key not in _FINGERPRINTS:
+        state = json.loads(serialised)
+        for name in _CALL_STATE:
+            state.pop(name, None)
+        blob = json.dumps([key[0], state], sort_keys=True, ensure_ascii=False)
+        _FINGERPRINTS[key] = hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+    return _FINGERPRINTS[key]
 
 
 def cache_file(cache_dir: Path, passages_fp: str, start: int, end: int, tokenizer_fp: str,
@@ -87,7 +97,7 @@ def _tokenize_flat(tokenizer: Any, titles: Sequence[str], texts: Sequence[str],
     lengths: list[int] = []
     for window in range(0, len(texts), SORT_WINDOW):
         chunk = slice(window, window + SORT_WINDOW)
-        for row in tokenize(tokenizer, texts[chunk], titles[chunk], max_length):
+        for row in tokenize_passages(tokenizer, texts[chunk], titles[chunk], max_length):
             parts.append(np.asarray(row, dtype=np.int32))
             lengths.append(len(row))
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from dense_testkit import tiny_bert, tiny_passages
 
+from models.retriever.data import tokenize_passages
 from tasks.io.passages import write_passages
-from tasks.retrieval import encoding, token_cache
+from tasks.retrieval import token_cache
 from tasks.retrieval.dense_shards import encode_shard, plan_shards, shard_path
 from tasks.retrieval.encoder_spec import resolve_encoder_spec
 from tasks.retrieval.token_cache import (
@@ -40,13 +41,13 @@ def _tokenizer(path):
 
 def _counting(monkeypatch):
     calls = []
-    real = token_cache.tokenize
+    real = token_cache.tokenize_passages
 
     def counted(tokenizer, texts, titles, max_length):
         calls.append(len(texts))
         return real(tokenizer, texts, titles, max_length)
 
-    monkeypatch.setattr(token_cache, "tokenize", counted)
+    monkeypatch.setattr(token_cache, "tokenize_passages", counted)
     return calls
 
 
@@ -56,7 +57,7 @@ def test_cached_ids_are_the_tokenizers_and_are_read_back(tmp_path, encoders, mon
     titles, texts = [p.title for p in passages], [p.text for p in passages]
     titles[3] = ""  # a passage without a title is tokenised alone, as DPR does
     n, kw = len(texts), {"max_length": 12, "titles": titles, "texts": texts}
-    expected = encoding.tokenize(tokenizer, texts, titles, 12)
+    expected = tokenize_passages(tokenizer, texts, titles, 12)
     calls = _counting(monkeypatch)
     first = passage_token_ids(tmp_path, "fp", 0, n, tokenizer, **kw)
     again = passage_token_ids(tmp_path, "fp", 0, n, tokenizer, **kw)
@@ -83,6 +84,11 @@ def test_tokenizer_fingerprint_is_content_not_call_state(encoders):
     cased = AutoTokenizer.from_pretrained(str(encoders[0]), do_lower_case=False)
     assert tokenizer_fingerprint(cased) != tokenizer_fingerprint(a)
     assert tokenizer_fingerprint(BertTokenizer.from_pretrained(str(encoders[0]))) is None
+    # remembered by content, not by object: the same tokenizer changed gets a new fingerprint
+    before = tokenizer_fingerprint(a)
+    a.add_tokens(["zzqxword"])
+    assert tokenizer_fingerprint(a) != before
+    assert tokenizer_fingerprint(b) == before
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "short", "missing key"])
@@ -107,7 +113,7 @@ def test_a_damaged_cache_file_is_tokenised_again(tmp_path, encoders, monkeypatch
     kw = {"max_length": 32, "titles": titles, "texts": texts}
     got = passage_token_ids(tmp_path, "fp", 0, n, tokenizer, **kw)
     assert calls == [n]
-    assert [row.tolist() for row in got] == encoding.tokenize(tokenizer, texts, titles, 32)
+    assert [row.tolist() for row in got] == tokenize_passages(tokenizer, texts, titles, 32)
     assert "tokenising again" in caplog.text
     assert passage_token_ids(tmp_path, "fp", 0, n, tokenizer, **kw) is not None
     assert calls == [n]  # the replaced file is read back
@@ -139,7 +145,7 @@ def test_encodings_share_token_ids_and_give_the_same_vectors(tmp_path, encoders,
 
 def test_ids_that_do_not_fit_two_bytes_are_kept_as_int32(tmp_path, monkeypatch):
     big = [[101, 70_000, 102], [101, 5, 102]]
-    monkeypatch.setattr(token_cache, "tokenize", lambda *args: big)
+    monkeypatch.setattr(token_cache, "tokenize_passages", lambda *args: big)
     monkeypatch.setattr(token_cache, "tokenizer_fingerprint", lambda tokenizer: "t")
     got = passage_token_ids(tmp_path, "fp", 0, 2, object(), max_length=8, titles=["a", "b"],
                             texts=["x", "y"])

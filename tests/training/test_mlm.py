@@ -37,3 +37,53 @@ def test_empty_corpus_is_an_error(tmp_path):
 
     with pytest.raises(ValueError, match="corpus is empty"):
         pretrain_mlm([], MlmConfig(), tmp_path / "x", resolve_model_path(MlmConfig().tokenizer))
+
+
+def test_an_empty_passage_is_an_error_before_training(tmp_path):
+    import pytest
+
+    pairs = [*PAIRS[:3], ("", "  "), *PAIRS[3:]]
+    with pytest.raises(ValueError, match="passage 3: empty title and text"):
+        pretrain_mlm(pairs, MlmConfig(max_steps=1), tmp_path / "x",
+                     resolve_model_path(MlmConfig().tokenizer))
+    assert not (tmp_path / "x").exists()
+
+
+def test_examples_tokenised_when_drawn_train_as_tokenised_first(tmp_path, monkeypatch):
+    """Passages are tokenised as the loader draws them; the weights are those of a training on
+    every passage tokenised up front, and passages never drawn are never tokenised."""
+    import torch
+    from safetensors.torch import load_file
+    from transformers import AutoTokenizer
+
+    from models.mlm import pretrain
+
+    pairs = [(f"Town {i}", f"town {i} has {'a bridge and ' * (i % 5)}a mill") for i in range(40)]
+    pairs[7] = ("", "a passage without a title")
+    config = MlmConfig(layers=1, hidden=32, heads=2, intermediate=64, max_length=16,
+                       batch_size=4, max_steps=3, warmup_steps=0, accelerator="cpu",
+                       cpu_threads=1)
+    tokenizer_dir = resolve_model_path(config.tokenizer)
+    drawn: list[int] = []
+    lazy = pretrain.PassageExamples
+
+    class Counting(lazy):
+        def __getitem__(self, index):
+            drawn.append(index)
+            return super().__getitem__(index)
+
+    monkeypatch.setattr(pretrain, "PassageExamples", Counting)
+    pretrain_mlm(pairs, config, tmp_path / "lazy", tokenizer_dir)
+    assert len(drawn) == 12 and len(set(drawn)) == 12  # 3 batches of 4, of 40 passages
+
+    def up_front(tokenizer, pairs, max_length):
+        return [lazy(tokenizer, pairs, max_length)[i] for i in range(len(pairs))]
+
+    monkeypatch.setattr(pretrain, "PassageExamples", up_front)
+    pretrain_mlm(pairs, config, tmp_path / "eager", tokenizer_dir)
+    a = load_file(tmp_path / "lazy" / "model.safetensors")
+    b = load_file(tmp_path / "eager" / "model.safetensors")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    assert lazy(tokenizer, pairs, 16)[7]["input_ids"] == tokenizer(
+        "a passage without a title", truncation=True, max_length=16)["input_ids"]

@@ -9,9 +9,10 @@ import torch
 
 from models.retriever import load_samples
 from models.retriever.api import export_retriever, fit_biencoder
-from models.retriever.data import BiEncoderCollator
+from models.retriever.data import BiEncoderCollator, tokenize_ctxs
 from models.retriever.loss import biencoder_nll
 from models.retriever.network import BiEncoder, load_encoder_model
+from tasks.io.dpr import DprCtx
 from tasks.training.retriever import encoder_spec
 
 QUESTIONS = ["where does kalomi live", "who is the mayor", "a question that is a bit longer"]
@@ -36,6 +37,26 @@ def _fixed_batch_loss(model, tokenizer, samples) -> float:
     with torch.no_grad():
         q, ctx = model(batch.q_ids, batch.q_mask, batch.ctx_ids, batch.ctx_mask)
         return float(biencoder_nll(q, ctx, batch.positive_idx)[0])
+
+
+def test_passages_tokenised_in_one_call_as_one_call_each(tiny_bert):
+    """The collator tokenises a batch's passages in one call per kind (pairs, singles); the ids
+    are those of one DPR-style call per passage: a title and text as a pair, truncated
+    longest-first; an empty title or text alone."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_bert))
+    long_text = "kalomi lives in city 3 and " * 12
+    ctxs = [DprCtx(title, text, None) for title, text in [
+        ("Kalomi", "kalomi lives in city 3"), ("", "a passage without a title"),
+        ("Mayor of a city with a long name", long_text), ("Only a title", ""),
+        ("Ünïcode Ölmez", "café — naïve, “quoted”"), ("Kalomi", long_text)]]
+    one_each = [tokenizer(c.title, c.text, truncation=True, max_length=16)["input_ids"]
+                if c.title and c.text else
+                tokenizer(c.text or c.title, truncation=True, max_length=16)["input_ids"]
+                for c in ctxs]
+    assert tokenize_ctxs(tokenizer, ctxs, 16) == one_each
+    assert max(len(row) for row in one_each) == 16  # truncation was exercised
 
 
 def test_loss_decreases(trained, tiny_bert, tiny_train_json):
