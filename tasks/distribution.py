@@ -157,9 +157,24 @@ def _exported(name: str, value: str) -> Iterator[None]:
             os.environ[name] = before
 
 
+#: The stage cluster's own periodic work, set down from Dask's defaults. Every Dask server (the
+#: scheduler and both nannies in the flow's process, each worker in its own) checks its event
+#: loop every 20 ms (``admin.tick``: a warning when a tick comes ``tick.limit`` late, and the
+#: stage cluster's limit is an hour) and reads its CPU, memory, open files and the host's
+#: network and disk counters from ``/proc`` every 500 ms (``admin.system-monitor``: the
+#: dashboard's plots and the heartbeats' metrics; no dashboard here, no memory limit). An idle
+#: two-worker cluster used ~6.6 CPU-s a minute that way, ~1 with these, CPU taken from the stages
+#: on 2 cores (bench/bench_dask_idle_cluster.py, bench/RESULTS.md, Session 47).
+STAGE_CLUSTER_HOUSEKEEPING: dict[str, Any] = {
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "10s",
+    "distributed.admin.system-monitor.disk": False,
+}
+
 #: Dask settings of the study's stage cluster (:func:`stage_runner`), besides its workers'
 #: environment.
 _STAGE_CLUSTER_SETTINGS: dict[str, Any] = {
+    **STAGE_CLUSTER_HOUSEKEEPING,
     # a stage may start processes of its own (side-by-side tagger training, DDP)
     "distributed.worker.daemon": False,
     # a stage holds a worker's only thread for minutes: not a stalled event loop

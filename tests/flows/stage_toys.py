@@ -37,7 +37,9 @@ def _record(params, name: str, start: float) -> None:
         {"start": start, "end": time.time(), "pid": os.getpid(),
          "wait_policy": os.environ.get("OMP_WAIT_POLICY"),
          "omp_threads": os.environ.get("OMP_NUM_THREADS"),
-         "dask_profiler": dask.config.get("distributed.worker.profile.enabled")}))
+         "dask_profiler": dask.config.get("distributed.worker.profile.enabled"),
+         "system_monitor": dask.config.get("distributed.admin.system-monitor.interval"),
+         "tick": dask.config.get("distributed.admin.tick.interval")}))
 
 
 @flow(name="toy a")

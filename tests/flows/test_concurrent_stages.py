@@ -65,6 +65,8 @@ def test_stages_overlap_wait_for_their_inputs_and_a_failure_fails_the_run(prefec
     assert a["wait_policy"] == os.environ.get("OMP_WAIT_POLICY", "PASSIVE")
     assert a["omp_threads"] == os.environ.get("OMP_NUM_THREADS")  # not Dask's 1
     assert a["dask_profiler"] is False  # no stack walk every 10 ms beside the stage
+    assert a["system_monitor"] == "10s"  # not /proc read every 500 ms
+    assert a["tick"] == "1s"  # not an event-loop check every 20 ms
     assert [s.stage for s in clock.stages] == ["a", "b", "c"]  # registry order, fail left out
     timed = {s.stage: s for s in clock.stages}  # on the study's clock, as they ran
     assert timed["a"].start_s < timed["b"].start_s + timed["b"].wall_s
