@@ -163,8 +163,9 @@ def _exported(name: str, value: str) -> Iterator[None]:
 #: stage cluster's limit is an hour) and reads its CPU, memory, open files and the host's
 #: network and disk counters from ``/proc`` every 500 ms (``admin.system-monitor``: the
 #: dashboard's plots and the heartbeats' metrics; no dashboard here, no memory limit). An idle
-#: two-worker cluster used ~6.6 CPU-s a minute that way, ~1 with these, CPU taken from the stages
-#: on 2 cores (bench/bench_dask_idle_cluster.py, bench/RESULTS.md, Session 47).
+#: two-worker cluster used 5.4 CPU-s a minute that way and 0.8 with these, CPU taken from the
+#: stages on 2 cores; two torch trainings side by side took the same time either way
+#: (bench/bench_dask_idle_cluster.py, bench/RESULTS.md, Session 47).
 STAGE_CLUSTER_HOUSEKEEPING: dict[str, Any] = {
     "distributed.admin.tick.interval": "1s",
     "distributed.admin.system-monitor.interval": "10s",
