@@ -56,7 +56,7 @@ def idle_cluster_cpu(settings: dict, seconds: float) -> float:
         client.wait_for_workers(2)
         pids = client.run(os.getpid).values()
         processes = [psutil.Process(), *(psutil.Process(pid) for pid in pids)]
-        time.sleep(1.0)  # the workers' start-up is not the monitor's cost
+        time.sleep(1.0)  # the workers' start-up is not the idle cluster's cost
         before = _cpu(processes)
         futures = [client.submit(_sleep, seconds, pure=False, workers=[address])
                    for address in client.scheduler_info()["workers"]]
