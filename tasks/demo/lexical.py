@@ -50,7 +50,7 @@ class AnswerMatcher:
 
 def terms(text: str) -> list[str]:
     """BM25 terms: lower-cased words without stop words."""
-    return [w for w in (m.group().lower() for m in _WORD.finditer(text)) if w not in STOPWORDS]
+    return [w for word in _WORD.findall(text) if (w := word.lower()) not in STOPWORDS]
 
 
 class BM25:

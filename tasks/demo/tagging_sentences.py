@@ -196,8 +196,8 @@ class _Slots:
     values: dict[str, tuple[str, str | None]] = field(default_factory=dict)
 
     def set(self, name: str, text: Any, label: str | None) -> None:
-        if text is not None and str(text).strip():
-            self.values[name] = (str(text), label)
+        if text is not None and (value := str(text)).strip():
+            self.values[name] = (value, label)
 
 
 def _entity_slots(slots: _Slots, prefix: str, world: Any, entity_id: str,

@@ -184,6 +184,27 @@ def _optional_str(value: Any, inner: str) -> str | None:
 
 
 def _element(value: Any, limit: int, inner: str) -> TrexEntity:
+    """:func:`_checked_element`, a well-formed element checked inline: an object of a non-empty
+    URI, strings or nulls, and null or a pair of ints inside the text. A T-REx dump has millions
+    (every entity mention and both ends of every triple). Anything else goes through
+    :func:`_checked_element`, which accepts or names it as before."""
+    if type(value) is dict:
+        uri, surface = value.get("uri"), value.get("surfaceform")
+        annotator, bounds = value.get("annotator"), value.get("boundaries")
+        if (type(uri) is str and uri and (surface is None or type(surface) is str)
+                and (annotator is None or type(annotator) is str)):
+            if bounds is None:
+                return TrexEntity(uri=uri, surfaceform=surface, boundaries=None,
+                                  annotator=annotator)
+            if type(bounds) is list and len(bounds) == 2:
+                start, end = bounds
+                if type(start) is int and type(end) is int and 0 <= start <= end <= limit:
+                    return TrexEntity(uri=uri, surfaceform=surface, boundaries=(start, end),
+                                      annotator=annotator)
+    return _checked_element(value, limit, inner)
+
+
+def _checked_element(value: Any, limit: int, inner: str) -> TrexEntity:
     if not isinstance(value, Mapping):
         raise _Invalid(inner, "an object {boundaries, surfaceform, uri, annotator}", preview(value))
     uri = value.get("uri")

@@ -122,6 +122,29 @@ def test_same_seed_gives_identical_bytes_even_across_processes(tiny, twin):
     assert fingerprints(other) == fingerprints(tiny[0])
 
 
+#: The sha256 of every file of the smoke world and of its tagging corpus, written by the code
+#: of Session 47 (f274207). A speed-up of the generator must leave them as they are; a change
+#: meant to change the world updates them (the failure prints the new digests).
+PINNED = ROOT / "tests" / "demo" / "smoke_world.sha256.json"
+
+
+def _changed(pinned: dict[str, str], now: dict[str, str]) -> dict[str, str | None]:
+    return {name: now.get(name) for name in sorted(set(pinned) | set(now))
+            if pinned.get(name) != now.get(name)}
+
+
+def test_smoke_world_and_tagging_corpus_bytes_are_pinned(world, tmp_path):
+    from tasks.demo.taggers import QUICK_CORPUS_OPTIONS
+    from tasks.demo.tagging_sentences import build_demo_tagging_corpus
+
+    pinned = json.loads(PINNED.read_text(encoding="utf-8"))
+    build_demo_tagging_corpus(smoke_config(), tmp_path, **QUICK_CORPUS_OPTIONS)
+    changed = {"raw": _changed(pinned["raw"], fingerprints(world[0])),
+               "tagging": _changed(pinned["tagging"], fingerprints(tmp_path))}
+    assert changed == {"raw": {}, "tagging": {}}, (
+        f"files changed against {PINNED.name} (new sha256, None: gone): {changed}")
+
+
 def test_another_seed_changes_every_file(world, tmp_path):
     root, _ = world
     generate_demo_world(smoke_config(seed=smoke_config().seed + 1), tmp_path)

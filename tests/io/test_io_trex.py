@@ -146,6 +146,23 @@ def test_iter_triples_filters_relations_and_literals(tmp_path: Path) -> None:
      r"got null"),
     (lambda d: d["sentences_boundaries"].append([0, 10_000]),
      r"document 1 \(docid 'Q2'\), sentences_boundaries\[2\]: expected boundaries inside the text"),
+    # what the inline check of an element passes on to the full one
+    (lambda d: d["entities"][0].update(boundaries=[False, 2]),
+     r"document 1 \(docid 'Q2'\), entities\[0\]\.boundaries: expected \[start, end\] integer "
+     r"offsets; got \[False, 2\]"),
+    (lambda d: d["entities"][0].update(boundaries=[3, 1]),
+     r"document 1 \(docid 'Q2'\), entities\[0\]\.boundaries: expected boundaries with "
+     r"start <= end"),
+    (lambda d: d["entities"][0].update(uri=""),
+     r"document 1 \(docid 'Q2'\), entities\[0\]\.uri: expected a non-empty URI string"),
+    (lambda d: d["entities"][0].update(surfaceform=7),
+     r"document 1 \(docid 'Q2'\), entities\[0\]\.surfaceform: expected a string or null; "
+     r"got 7"),
+    (lambda d: d["triples"][0]["subject"].update(annotator=["x"]),
+     r"document 1 \(docid 'Q2'\), triples\[0\]\.subject\.annotator: expected a string or null"),
+    (lambda d: d["entities"].insert(0, ["not", "an", "object"]),
+     r"document 1 \(docid 'Q2'\), entities\[0\]: expected an object \{boundaries, "
+     r"surfaceform, uri, annotator\}"),
 ])
 def test_malformed_documents(tmp_path: Path, mutate, pattern: str) -> None:
     bad = make_doc("Q2", "Paris")
@@ -157,6 +174,23 @@ def test_malformed_documents(tmp_path: Path, mutate, pattern: str) -> None:
     kept = list(iter_trex_documents(path, on_error="skip", skips=skips))
     assert [d.docid for d in kept] == ["Q1", "Q3"]
     assert skips.total == 1 and "re-nlg_bad.json" in skips.examples[0]
+
+
+@pytest.mark.parametrize("value", [
+    {"uri": ENTITY + "Q1", "surfaceform": "Paris", "boundaries": [0, 5], "annotator": "a"},
+    {"uri": ENTITY + "Q1", "boundaries": None},
+    {"uri": ENTITY + "Q1"},
+    {"uri": ENTITY + "Q1", "surfaceform": None, "boundaries": [5, 5], "annotator": None},
+    {"uri": ENTITY + "Q1", "boundaries": (0, 5)},  # a tuple: not from JSON, the full check
+    {"uri": ENTITY + "Q1", "boundaries": [0, 5], "extra": 1},
+])
+def test_inline_element_check_builds_what_the_full_check_builds(value) -> None:
+    from collections import OrderedDict
+
+    from tasks.io.trex import _checked_element, _element
+
+    assert _element(value, 10, "e") == _checked_element(value, 10, "e")
+    assert _element(OrderedDict(value), 10, "e") == _element(value, 10, "e")
 
 
 def test_not_a_json_array(tmp_path: Path) -> None:
