@@ -25,7 +25,7 @@ from tasks.config import Params
 from tasks.layout import Layout
 from tasks.questions.buckets import bucket_facts_task
 from tasks.questions.dpr_training import dpr_training_task
-from tasks.questions.facts import collect_facts_task
+from tasks.questions.facts import collect_facts_task, remembered_facts_tables
 from tasks.questions.linking import link_nq_task
 from tasks.questions.metrics import dpr_training_totals, write_eq_metrics_task
 from tasks.questions.overlap import no_overlap_task
@@ -80,30 +80,32 @@ def construct(params: Params, plain: bool = False) -> dict[str, int]:
         raw_input(params, source)  # every input there before the first step's work
     trex = raw_files(params, "trex", layout.trex_files())
 
-    fact_stats = step(collect_facts_task)(
-        trex, params.raw_path("entity_labels"), facts, list(cfg.relations), cfg.on_bad_record,
-        cfg.answer_aliases)
-    relations = step(select_relations_task)(
-        facts, work / "relations.json", list(cfg.relations), cfg.min_triples,
-        cfg.min_distinct_answers)
-    step(split_facts_task)(
-        facts, relations, splits, {"test": cfg.facts_per_relation, "dev": cfg.dev_per_relation,
-                                   "train": cfg.train_per_relation}, cfg.seed, cfg.disjoint_scope)
-    bucket_info = step(bucket_facts_task)(
-        facts, params.raw_path("hyperlink_counts"), relations, buckets, cfg.n_buckets,
-        cfg.bucket_order, cfg.hyperlink_key, cfg.on_bad_record)
-    linking = step(link_nq_task)(
-        params.raw_path("nq_train"), params.raw_path("entity_labels"),
-        params.raw_path("hyperlink_counts"), links, work / "linking-eval.json", cfg.linker,
-        _raw(params, cfg.linker_output), _raw(params, cfg.linker_truth), cfg.hyperlink_key,
-        cfg.linker_min_chars, cfg.linker_max_ngram, cfg.on_bad_record)
-    step(no_overlap_task)(
-        facts, splits, relations, no_overlap,
-        {"train": cfg.no_overlap_train, "dev": cfg.no_overlap_dev,
-         "test": cfg.no_overlap_test}, cfg.seed)
-    counts = step(write_dataset_task)(
-        facts, relations, splits, buckets, links, no_overlap, layout.eq_dataset,
-        layout.questions_table, cfg.per_bucket, cfg.seed, cfg.n_buckets)
+    with remembered_facts_tables():  # facts.parquet read once by the steps after it
+        fact_stats = step(collect_facts_task)(
+            trex, params.raw_path("entity_labels"), facts, list(cfg.relations), cfg.on_bad_record,
+            cfg.answer_aliases)
+        relations = step(select_relations_task)(
+            facts, work / "relations.json", list(cfg.relations), cfg.min_triples,
+            cfg.min_distinct_answers)
+        step(split_facts_task)(
+            facts, relations, splits,
+            {"test": cfg.facts_per_relation, "dev": cfg.dev_per_relation,
+             "train": cfg.train_per_relation}, cfg.seed, cfg.disjoint_scope)
+        bucket_info = step(bucket_facts_task)(
+            facts, params.raw_path("hyperlink_counts"), relations, buckets, cfg.n_buckets,
+            cfg.bucket_order, cfg.hyperlink_key, cfg.on_bad_record)
+        linking = step(link_nq_task)(
+            params.raw_path("nq_train"), params.raw_path("entity_labels"),
+            params.raw_path("hyperlink_counts"), links, work / "linking-eval.json", cfg.linker,
+            _raw(params, cfg.linker_output), _raw(params, cfg.linker_truth), cfg.hyperlink_key,
+            cfg.linker_min_chars, cfg.linker_max_ngram, cfg.on_bad_record)
+        step(no_overlap_task)(
+            facts, splits, relations, no_overlap,
+            {"train": cfg.no_overlap_train, "dev": cfg.no_overlap_dev,
+             "test": cfg.no_overlap_test}, cfg.seed)
+        counts = step(write_dataset_task)(
+            facts, relations, splits, buckets, links, no_overlap, layout.eq_dataset,
+            layout.questions_table, cfg.per_bucket, cfg.seed, cfg.n_buckets)
     dpr = None
     if cfg.dpr_training:
         dpr = step(dpr_training_task)(

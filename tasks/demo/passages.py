@@ -70,9 +70,8 @@ def _sentence_spans(article: Article) -> list[tuple[int, int]]:
 def _collect(record: PassageRecord, sentence_spans: list[tuple[int, int]]) -> None:
     """The mentions, facts and values of the article inside the passage, at passage offsets.
 
-    Every span lies inside its sentence, so only the sentences that meet the passage are looked
-    at: a long biography is split into several passages, and scanning all of its sentences for
-    each one was most of this step's time on the 51,770-passage world.
+    Every span lies inside its sentence, so the sentences that do not meet the passage are
+    skipped (a long biography is split into several passages); the result is the same.
     """
     start, end = record.start, record.end
 

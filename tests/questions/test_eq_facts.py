@@ -44,3 +44,30 @@ def test_facts_table_round_trip(tmp_path):
     by_relation, stats = read_facts_table(tmp_path / "facts.parquet")
     assert by_relation == collection.by_relation
     assert stats["triples_seen"] == 5 and stats["relations"] == ["P19", "P20"]
+
+
+def test_remembered_facts_tables_read_an_unchanged_file_once(tmp_path, monkeypatch):
+    from tasks.questions import facts
+
+    collection = collect_facts(_world(tmp_path), LABELS, ["P19", "P20"])
+    path = tmp_path / "facts.parquet"
+    write_facts_table(path, collection)
+    reads = []
+    real = facts._read_facts_table
+    monkeypatch.setattr(facts, "_read_facts_table", lambda p: reads.append(p) or real(p))
+    read_facts_table(path)
+    read_facts_table(path)
+    assert len(reads) == 2  # outside the block: from disk each time
+    with facts.remembered_facts_tables():
+        first, stats = read_facts_table(path)
+        first["P19"].clear()
+        stats["relations"].append("P99")
+        again, stats_again = read_facts_table(path)
+        assert len(reads) == 3
+        assert again == collection.by_relation  # the caller's changes stay the caller's
+        assert stats_again["relations"] == ["P19", "P20"]
+        only_p19 = collect_facts(_world(tmp_path), LABELS, ["P19"])
+        write_facts_table(path, only_p19)  # written again: read again
+        assert read_facts_table(path)[0] == only_p19.by_relation and len(reads) == 4
+    read_facts_table(path)
+    assert len(reads) == 5 and facts._REMEMBERED is None  # forgotten after the block
