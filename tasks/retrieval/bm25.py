@@ -21,6 +21,7 @@ from tasks.io.passages import iter_passages
 from tasks.io.pyserini_collection import write_json_collection
 from tasks.orchestration import TRANSIENT, artifact_task, path_fingerprint
 from tasks.retrieval.jvm import in_jvm_process, start_jvm
+from tasks.retrieval.pyserini_lucene import lucene_searcher_class
 
 Run = dict[str, list[tuple[str, float]]]
 
@@ -89,8 +90,7 @@ def index_document_count(index_dir: Path) -> int:
 def open_searcher(index: str | Path, k1: float = 0.9, b: float = 0.4, heap: str = "2g"):
     """A ``LuceneSearcher`` over a local index directory or a Pyserini prebuilt index name."""
     start_jvm(heap)
-    from pyserini.search.lucene import LuceneSearcher
-
+    LuceneSearcher = lucene_searcher_class()  # noqa: N806  (the class, under its own name)
     path = Path(index)
     if path.exists():
         searcher = LuceneSearcher(str(path))
