@@ -152,7 +152,7 @@ def _template_words(template: str) -> tuple[tuple[str, str | None, bool, int], .
     """``(word or slot name, chunk label, is a slot, part index)`` of each word of a template.
 
     Remembered per template: the demo world renders its few dozen templates ~250k times for
-    the 51,770-passage world, and parsing each time was half of rendering.
+    the 51,770-passage world, and parsing them each time was ~5 s of its corpus's 26 s.
     """
     words = []
     for n, match in enumerate(_TEMPLATE_PART.finditer(template)):
