@@ -48,12 +48,9 @@ def lucene_searcher_class() -> type:
         from pyserini.search.lucene import LuceneSearcher
 
         return LuceneSearcher
-    stand_in = sys.modules[ENCODE] = _stand_in_module()
+    sys.modules[ENCODE] = _stand_in_module()  # found there, it is not bound to the package
     try:
         from pyserini.search.lucene import LuceneSearcher
     finally:
         del sys.modules[ENCODE]
-        package = sys.modules.get("pyserini")
-        if package is not None and vars(package).get("encode") is stand_in:
-            del package.encode  # the real module is bound to the package when imported
     return LuceneSearcher
