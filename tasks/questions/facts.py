@@ -8,6 +8,7 @@ entities the facts name (a full Wikidata label dump never has to fit in memory).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
@@ -255,7 +256,7 @@ def read_facts_table(path: Path) -> tuple[dict[str, list[Fact]], dict]:
         memo[identity] = _read_facts_table(path)
     by_relation, stats = memo[identity]
     return ({relation: list(facts) for relation, facts in by_relation.items()},
-            json.loads(json.dumps(stats)))
+            copy.deepcopy(stats))
 
 
 def _read_facts_table(path: Path) -> tuple[dict[str, list[Fact]], dict]:
