@@ -94,6 +94,10 @@ class _Builder(FactsMixin):
         # ``make_person`` draws from (a scan of every person per draw was quadratic).
         self.may_parent: list[Entity] = []
         self.may_marry: list[Entity] = []
+        # The people of the first half of those made so far who are no namesakes: what a
+        # namesake is drawn from, kept up to date (a filter of that half per draw was quadratic).
+        self.originals: list[Entity] = []
+        self.originals_seen = 0
         self.object_keys: dict[tuple[str, str], str] = {}
         self.countries = inv.countries()
         self.by_country = inv.cities_by_country()
@@ -256,6 +260,18 @@ class _Builder(FactsMixin):
                     entity.attrs[key] = confusable_of.attrs[key]
         return entity
 
+    def originals_among(self, people: list[Entity]) -> list[Entity]:
+        """The people of ``people[: len(people) // 2]`` that are not namesakes, in order.
+
+        ``people`` only grows (by appending), and whether a person is a namesake is settled when
+        it is made, so the list is extended to the new half rather than filtered again.
+        """
+        half = len(people) // 2
+        self.originals.extend(p for p in people[self.originals_seen:half]
+                              if p.id not in self.world.confusable)
+        self.originals_seen = max(self.originals_seen, half)
+        return self.originals
+
     def make_person(self, role: str, rank: int, tier: str, people: list[Entity]) -> Entity:
         rng = self.name_rng
         parent = spouse = confusable_of = None
@@ -265,8 +281,7 @@ class _Builder(FactsMixin):
         elif len(people) >= 30 and draw < 0.46:
             spouse = rng.choice(self.may_marry) if self.may_marry else None
         elif len(people) >= 30 and draw < 0.54:
-            originals = [p for p in people[: len(people) // 2]
-                         if p.id not in self.world.confusable]
+            originals = self.originals_among(people)
             confusable_of = rng.choice(originals) if originals else None
         gender = None
         if spouse is not None:
