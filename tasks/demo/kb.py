@@ -269,7 +269,7 @@ class _Builder(FactsMixin):
         half = len(people) // 2
         self.originals.extend(p for p in people[self.originals_seen:half]
                               if p.id not in self.world.confusable)
-        self.originals_seen = max(self.originals_seen, half)
+        self.originals_seen = half
         return self.originals
 
     def make_person(self, role: str, rank: int, tier: str, people: list[Entity]) -> Entity:
