@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from tasks.io.atomic import atomic_write, write_json
 
@@ -163,6 +163,13 @@ def _template_words(template: str) -> tuple[tuple[str, str | None, bool, int], .
     return tuple(words)
 
 
+@lru_cache(maxsize=4096)
+def template_slots(template: str) -> frozenset[str]:
+    """The slot names of a template: :func:`render_template` renders it exactly when the
+    slots given hold every one of them."""
+    return frozenset(word for word, _, is_slot, _ in _template_words(template) if is_slot)
+
+
 def render_template(template: str, slots: dict[str, tuple[str, str | None]],
                     group: str = "") -> AnnotatedSentence | None:
     """One sentence from ``template`` and slot values; ``None`` when a slot has no value.
@@ -204,16 +211,26 @@ def render_template(template: str, slots: dict[str, tuple[str, str | None]],
     return AnnotatedSentence(text, tuple(entities), chunks, group=group)
 
 
-def split_by_group(sentences: Sequence[AnnotatedSentence], dev_share: float = 0.1,
-                   test_share: float = 0.1, seed: int = 0) -> dict[str, list[AnnotatedSentence]]:
-    """Train/dev/test splits that keep all sentences of one ``group`` (subject) together."""
+class _Grouped(Protocol):
+    @property
+    def group(self) -> str: ...
+
+
+Grouped = TypeVar("Grouped", bound=_Grouped)
+
+
+def split_by_group(sentences: Sequence[Grouped], dev_share: float = 0.1,
+                   test_share: float = 0.1, seed: int = 0) -> dict[str, list[Grouped]]:
+    """Train/dev/test splits that keep all sentences of one ``group`` (subject) together
+    (anything with a ``group``: an :class:`AnnotatedSentence`, or a sentence still to be
+    rendered)."""
     groups = sorted({s.group for s in sentences})
     random.Random(seed).shuffle(groups)
     n_dev = round(len(groups) * dev_share)
     n_test = round(len(groups) * test_share)
     where = {g: "dev" for g in groups[:n_dev]}
     where.update({g: "test" for g in groups[n_dev:n_dev + n_test]})
-    splits: dict[str, list[AnnotatedSentence]] = {name: [] for name in SPLITS}
+    splits: dict[str, list[Grouped]] = {name: [] for name in SPLITS}
     for sentence in sentences:
         splits[where.get(sentence.group, "train")].append(sentence)
     return splits
