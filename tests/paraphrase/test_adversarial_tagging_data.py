@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tasks.demo.tagging_sentences import (
@@ -168,3 +170,19 @@ def test_spacy_silver_sentences_when_installed():
     [sentence] = spacy_silver_sentences(["Ana Lee moved to Dublin in 1990."], nlp)
     assert CharSpan(17, 23, "GPE") in sentence.entities
     assert ("Dublin", "B-GPE", "B-NP") in sentence.bio_rows()
+
+
+def test_template_slots_say_exactly_when_a_template_renders():
+    from tasks.demo.tagging_sentences import SUBJECT_TEMPLATES
+    from tasks.paraphrase.tagging_corpus import template_slots
+
+    templates = [t for group in (*RELATION_TEMPLATES.values(), *SUBJECT_TEMPLATES.values())
+                 for t in group]
+    for template in templates:
+        names = template_slots(template)
+        assert names == set(re.findall(r"\{(\w+)\}", template)), template
+        slots = {name: (name.upper(), None) for name in names}
+        assert render_template(template, slots) is not None
+        for name in names:  # one value short: no sentence
+            assert render_template(template, {k: v for k, v in slots.items() if k != name}) \
+                is None
