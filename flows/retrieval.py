@@ -17,9 +17,10 @@ Figure 1, the rand-ent / train-ent bucket files of ``retrieval.bucket_relations`
 every run retrieved are read from ``psgs_w100.tsv`` once (``results/retrieval/passages.parquet``).
 Then: each test run -> DPR-style result JSON per relation (``has_answer`` by the DPR simple
 tokenizer) -> top-k accuracy per relation and macro average (``metrics/retrieval_<name>.json``)
--> Markdown table and Prefect table artifact. With more than one retriever: paired bootstrap
-95% CIs of the top-k difference of every pair (``metrics/retrieval_comparison.json`` +
-Markdown), and the accuracy-vs-k figure (PNG + CSV for ``dvc plots``). Bucket runs -> top-k
+and the first-hit rank of every question (``test.hits.parquet``) -> Markdown table and Prefect
+table artifact. With more than one retriever: paired bootstrap 95% CIs of the top-k difference
+of every pair, from those first hits (``metrics/retrieval_comparison.json`` + Markdown), and
+the accuracy-vs-k figure (PNG + CSV for ``dvc plots``). Bucket runs -> top-k
 accuracy per bucket (``metrics/retrieval_buckets.json``) -> one panel per relation (PNG + CSV).
 
 The paraphrased SQuAD sets are evaluated by ``flows/paraphrased_retrieval.py``, after the
@@ -85,7 +86,8 @@ def report_test_split(params: Params, layout: Layout, retrievers: list[Retriever
         metrics[name] = evaluate_run_task(
             runs[name], queries, passages, results_dir=layout.retrieval_results(name),
             metrics_path=layout.retrieval_metrics(name), retriever=name, ks=list(cfg.ks),
-            mode=cfg.has_answer_mode, result_ctxs=cfg.result_ctxs)
+            mode=cfg.has_answer_mode, result_ctxs=cfg.result_ctxs,
+            hits_path=layout.retrieval_hits(name))
         report_topk_task(metrics[name], list(cfg.ks), layout.retrieval_report(name),
                          f"EntityQuestions top-k retrieval accuracy ({titles[name]})")
         macro = metrics[name]["macro"].get(f"top{cfg.headline_k}")
@@ -98,10 +100,10 @@ def report_test_split(params: Params, layout: Layout, retrievers: list[Retriever
     if len(names) > 1:
         shorts = {r.name: short_title(r) for r in retrievers}
         comparison = compare_retrievers_task(
-            {name: runs[name] for name in names}, metrics_paths, queries, passages,
+            {name: layout.retrieval_hits(name) for name in names}, metrics_paths,
             comparison_path=layout.retrieval_comparison,
             report_path=layout.retrieval_comparison_report, ks=list(cfg.ks),
-            k=cfg.headline_k, mode=cfg.has_answer_mode, notes=notes,
+            k=cfg.headline_k, notes=notes,
             title="EntityQuestions: " + " vs ".join(shorts[n] for n in names) + " retrieval")
         for pair in comparison["pairs"].values():
             print(f"top-{cfg.headline_k} {pair['a']} - {pair['b']}: {pair['difference']:+.2f} "

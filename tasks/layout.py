@@ -58,6 +58,11 @@ class Layout:
         """DPR result JSON per relation file and the TREC run of one retriever."""
         return self.params.paths.results / "retrieval" / retriever
 
+    def retrieval_hits(self, retriever: str) -> Path:
+        """The first-hit rank of every test question of one retriever (Parquet,
+        :mod:`tasks.retrieval.question_hits`), read by the comparison of the retrievers."""
+        return self.retrieval_results(retriever) / "test.hits.parquet"
+
     def retrieval_metrics(self, retriever: str) -> Path:
         """Top-k metrics JSON of one retriever (for ``dvc metrics show``)."""
         return self.params.paths.metrics / f"retrieval_{retriever}.json"

@@ -1,7 +1,8 @@
 """Comparing retrievers on the test split: paired bootstrap CIs and the accuracy-vs-k figure.
 
 Steps (plain functions, cached tasks on top): top-``k`` hit of every question per retriever
-(:func:`tasks.retrieval.core.first_hits`) -> for each pair of retrievers, the difference of
+(from the question-hits table its evaluation wrote, :mod:`tasks.retrieval.question_hits`: the
+runs are not read or judged again) -> for each pair of retrievers, the difference of
 top-``k`` accuracy with a paired bootstrap CI over questions (``metrics/retrieval_comparison
 .json`` + Markdown + Prefect table artifact) -> accuracy vs k per retriever (PNG + CSV).
 """
@@ -10,13 +11,11 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from tasks.evaluation.has_answer import DEFAULT_MODE, HasAnswerMode
 from tasks.evaluation.topk import bootstrap_difference, hits_at_k
 from tasks.io.atomic import write_json
-from tasks.io.trec import read_trec_run
 from tasks.orchestration import artifact_task
 from tasks.reporting.figures import write_accuracy_vs_k
 from tasks.reporting.tables import (
@@ -24,36 +23,25 @@ from tasks.reporting.tables import (
     publish_table_artifact,
     write_comparison_report,
 )
-from tasks.retrieval.core import Passages, first_hits, passage_lookup
-from tasks.retrieval.query_sets import QuerySet, read_query_set
+from tasks.retrieval.question_hits import aligned_first_hits
 
 
-def question_hits(run: Mapping, query_set: QuerySet, passages: Passages, k: int,
-                  mode: HasAnswerMode = DEFAULT_MODE) -> list[int]:
-    """0/1 per question (group order, then file order): an answer in the top ``k``."""
-    return [hit for firsts in first_hits(run, query_set, passages, k, mode).values()
-            for hit in hits_at_k(firsts, k)]
-
-
-def compare_retrievers(run_paths: dict[str, Path], metrics_paths: dict[str, Path],
-                       queries: Path, passages: Path, comparison_path: Path,
-                       report_path: Path, ks: Sequence[int], k: int = 20,
-                       mode: HasAnswerMode = DEFAULT_MODE, n_bootstrap: int = 1000,
-                       seed: int = 0, confidence: float = 0.95,
+def compare_retrievers(hits_paths: dict[str, Path], metrics_paths: dict[str, Path],
+                       comparison_path: Path, report_path: Path, ks: Sequence[int],
+                       k: int = 20, n_bootstrap: int = 1000, seed: int = 0,
+                       confidence: float = 0.95,
                        title: str = "EntityQuestions: BM25 vs dense vs hybrid retrieval",
                        notes: str = "") -> dict:
     """Top-``k`` accuracy per retriever and, for each pair, the difference with a paired
     bootstrap CI over questions; JSON (``dvc metrics``) + Markdown table (``notes`` under its
     title: :func:`~tasks.retrieval.retrievers.describe_retrievers`) + Prefect artifact.
 
-    ``queries``: a query-set file; ``passages``: the table of
-    :func:`~tasks.retrieval.core.collect_passages` (or a passage TSV).
+    ``hits_paths``: each retriever's question-hits table, written by
+    :func:`~tasks.retrieval.relation_results.evaluate_run` when it judged the run (the same
+    questions in the same order for every retriever: :mod:`tasks.retrieval.question_hits`).
     """
-    names = list(run_paths)
-    runs = {name: read_trec_run(path) for name, path in run_paths.items()}
-    query_set = read_query_set(queries)
-    texts = passage_lookup(passages, runs.values())
-    hits = {name: question_hits(run, query_set, texts, k, mode) for name, run in runs.items()}
+    names = list(hits_paths)
+    hits = {name: hits_at_k(firsts, k) for name, firsts in aligned_first_hits(hits_paths).items()}
     n_questions = len(next(iter(hits.values())))
     pairs = {}
     for a, b in itertools.combinations(names, 2):

@@ -2,7 +2,8 @@
 
 Steps (plain functions, cached tasks on top): evaluate a retriever's TREC run on the test
 split with :func:`tasks.retrieval.core.evaluate` -> DPR-style result JSON per relation
-(``results/retrieval/<retriever>/<relation>.<retriever>.json``) and top-k accuracy per relation
+(``results/retrieval/<retriever>/<relation>.<retriever>.json``), the first-hit rank of every
+question (``results/retrieval/<retriever>/test.hits.parquet``) and top-k accuracy per relation
 and macro average (``metrics/retrieval_<retriever>.json``) -> Markdown table + Prefect table
 artifact.
 """
@@ -24,11 +25,13 @@ from tasks.reporting.tables import publish_table_artifact, topk_rows, write_topk
 from tasks.retrieval.core import evaluate, passage_lookup
 from tasks.retrieval.evaluate import RelationEvaluation, summarise
 from tasks.retrieval.query_sets import read_query_set
+from tasks.retrieval.question_hits import write_question_hits
 
 
 def evaluate_run(run_path: Path, queries: Path, passages: Path, results_dir: Path,
                  metrics_path: Path, retriever: str, ks: Sequence[int],
-                 mode: HasAnswerMode = DEFAULT_MODE, result_ctxs: int | None = None) -> dict:
+                 mode: HasAnswerMode = DEFAULT_MODE, result_ctxs: int | None = None,
+                 hits_path: Path | None = None) -> dict:
     """DPR-style result JSON per group (relation file) and top-k accuracy metrics (JSON,
     percent) of a run on a query set (a file of
     :func:`~tasks.retrieval.query_sets.write_query_set`).
@@ -36,7 +39,8 @@ def evaluate_run(run_path: Path, queries: Path, passages: Path, results_dir: Pat
     ``passages``: the table of :func:`~tasks.retrieval.core.collect_passages` (or a passage
     TSV). Accuracy is computed over the whole run; the result JSON keeps the first
     ``result_ctxs`` passages of each question (all of them when ``None``), since every ctx
-    carries its text.
+    carries its text. ``hits_path``: the first-hit rank of every question as well
+    (:mod:`tasks.retrieval.question_hits`), for comparisons question by question.
     """
     run = read_trec_run(run_path)
     query_set = read_query_set(queries)
@@ -48,6 +52,9 @@ def evaluate_run(run_path: Path, queries: Path, passages: Path, results_dir: Pat
     for relation, evaluation in evaluations.items():
         write_retrieval_results(results_dir / f"{relation}.{retriever}.json",
                                 _results(evaluation, texts, result_ctxs))
+    if hits_path is not None:
+        write_question_hits(hits_path, {relation: evaluation.first_hits
+                                        for relation, evaluation in evaluations.items()})
     metrics = summarise(evaluations, retriever, mode)
     write_json(metrics_path, metrics, indent=2)
     return metrics
@@ -101,6 +108,7 @@ def report_topk(metrics: dict, ks: Sequence[int], report_path: Path, title: str)
     return text
 
 
-evaluate_run_task = artifact_task(evaluate_run, outputs=("results_dir", "metrics_path"),
+evaluate_run_task = artifact_task(evaluate_run,
+                                  outputs=("results_dir", "metrics_path", "hits_path"),
                                   name="evaluate top-k")
 report_topk_task = task(report_topk, name="report top-k")

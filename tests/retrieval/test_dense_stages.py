@@ -69,12 +69,14 @@ def test_dense_steps_retrieve_evaluate_fuse_and_compare(world, tmp_path):
     for name, run in runs.items():
         metrics_paths[name] = tmp_path / f"retrieval_{name}.json"
         metrics = evaluate_run(run, queries, passages, tmp_path / "results" / name,
-                               metrics_paths[name], name, [1, 5])
+                               metrics_paths[name], name, [1, 5],
+                               hits_path=tmp_path / "results" / name / "test.hits.parquet")
         assert metrics["retriever"] == name and set(metrics["per_relation"]) == {"P19", "P106"}
     dense_metrics = json.loads(metrics_paths["dense"].read_text())
     assert dense_metrics["per_relation"]["P19"]["top5"] >= 75  # MiniLM finds birth places
 
-    comparison = compare_retrievers(runs, metrics_paths, queries, passages,
+    hits_paths = {name: tmp_path / "results" / name / "test.hits.parquet" for name in runs}
+    comparison = compare_retrievers(hits_paths, metrics_paths,
                                     tmp_path / "comparison.json", tmp_path / "comparison.md",
                                     [1, 5], k=5, notes="Retrievers: the three of this test.\n")
     assert set(comparison["pairs"]) == {"dense_vs_lexical", "dense_vs_hybrid",
