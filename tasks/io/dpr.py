@@ -37,7 +37,7 @@ from tasks.io.dpr_fields import (
     string_field,
 )
 from tasks.io.errors import DataFormatError, SkipCounter, handle, preview
-from tasks.io.text import handle_record_error, record_lines, utf8_error
+from tasks.io.text import csv_records, handle_record_error, record_lines
 
 CTX_LISTS = ("positive_ctxs", "negative_ctxs", "hard_negative_ctxs")
 
@@ -199,24 +199,14 @@ def iter_qa_csv(path: str | Path, on_error: str = "raise",
     """
     with open(path, encoding="utf-8-sig", newline="") as stream:
         reader = csv.reader(stream, delimiter="\t")
-        while True:
-            first = reader.line_num + 1
-            try:
-                row = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as exc:
-                raise DataFormatError(path, f"line {first}", "a well-formed TSV row",
-                                      str(exc)) from None
-            except UnicodeDecodeError as exc:
-                raise utf8_error(path, exc) from None
+        for first, last, row in csv_records(reader, path, "a well-formed TSV row"):
             if not row:
                 continue
             try:
                 item = _qa_row(row)
             except Invalid as problem:
-                error = located_error(path, record_lines(first, reader.line_num), problem)
-                handle_record_error(error, first, reader.line_num, on_error, skips)
+                error = located_error(path, record_lines(first, last), problem)
+                handle_record_error(error, first, last, on_error, skips)
                 continue
             yield item
 

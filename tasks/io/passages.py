@@ -21,7 +21,7 @@ from typing import Any
 
 from tasks.io.atomic import atomic_write
 from tasks.io.errors import DataFormatError, SkipCounter, preview
-from tasks.io.text import handle_record_error, record_lines, utf8_error
+from tasks.io.text import csv_records, handle_record_error, record_lines, utf8_error
 
 HEADER = ("id", "text", "title")
 _HEADER_ROW = list(HEADER)
@@ -142,18 +142,7 @@ def _records(reader: Any, path: str | Path, on_error: str, skips: SkipCounter | 
     reader's plus ``line_offset``."""
     header = _HEADER_ROW
     seen = _SeenIds()
-    while True:
-        first = line_offset + reader.line_num + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise DataFormatError(path, f"line {first}", "a well-formed TSV record",
-                                  str(exc)) from None
-        except UnicodeDecodeError as exc:
-            raise utf8_error(path, exc) from None
-        last = line_offset + reader.line_num
+    for first, last, row in csv_records(reader, path, "a well-formed TSV record", line_offset):
         if len(row) == 3 and row[0].strip() and "\n" not in row[2] and row != header:
             if seen.add(row[0]):
                 yield Passage(*row)

@@ -18,7 +18,7 @@ from pathlib import Path
 from tasks.io.atomic import atomic_write
 from tasks.io.errors import DataFormatError, SkipCounter, preview
 from tasks.io.ppdb import open_binary
-from tasks.io.text import handle_record_error, record_lines, utf8_error
+from tasks.io.text import csv_records, handle_record_error, record_lines, utf8_error
 
 HEADER = ("id", "qid1", "qid2", "question1", "question2", "is_duplicate")
 _SPECIAL = frozenset('\t"\r\n')
@@ -71,29 +71,25 @@ def iter_quora_pairs(path: str | Path, duplicates_only: bool = False, on_error: 
     with open_binary(path) as raw, \
             io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
         reader = csv.reader(text, delimiter="\t", quotechar='"', doublequote=True, strict=False)
-        line = 1
         try:
             header = next(reader, None)
             if header is None or tuple(header) != HEADER:
                 raise DataFormatError(path, "line 1", f"the header {' '.join(HEADER)!r} "
                                       "(tab-separated)", preview(header))
-            while True:
-                line = reader.line_num + 1
-                row = next(reader, None)
-                if row is None:
-                    return
+            for first, last, row in csv_records(reader, path, "tab-separated fields with "
+                                                "balanced quotes"):
                 if not row:
                     continue
                 try:
-                    pair = _parse_row(row, path, record_lines(line, reader.line_num))
+                    pair = _parse_row(row, path, record_lines(first, last))
                 except DataFormatError as error:
-                    handle_record_error(error, line, reader.line_num, on_error, skips)
+                    handle_record_error(error, first, last, on_error, skips)
                     continue
                 if duplicates_only and not pair.is_duplicate:
                     continue
                 yield pair
-        except csv.Error as exc:
-            raise DataFormatError(path, f"line {line}", "tab-separated fields with balanced quotes",
+        except csv.Error as exc:  # in the header (csv_records names the line of a record)
+            raise DataFormatError(path, "line 1", "tab-separated fields with balanced quotes",
                                   str(exc)) from None
         except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
             raise DataFormatError(path, f"after line {reader.line_num}", "a complete gzip stream",

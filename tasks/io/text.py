@@ -1,5 +1,5 @@
-"""Text files as the readers see them: where a file stops being UTF-8, numbered lines, and
-the errors of csv records that may span lines.
+"""Text files as the readers see them: where a file stops being UTF-8, numbered lines, csv
+records with the lines they span, and the errors of csv records that may span lines.
 
 Readers that decode a file through :class:`io.TextIOWrapper` (the :mod:`csv` readers, JSON
 loaded at once) learn of a bad byte only as a :class:`UnicodeDecodeError` whose position is an
@@ -11,9 +11,11 @@ nothing extra). Gzipped files are scanned decompressed.
 
 from __future__ import annotations
 
+import csv
 import gzip
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from tasks.io.errors import DataFormatError, SkipCounter, handle
 
@@ -54,6 +56,25 @@ def numbered_lines(path: str | Path, newline: str | None = None) -> Iterator[tup
             yield from enumerate(stream, start=1)
         except UnicodeDecodeError as exc:
             raise utf8_error(path, exc) from None
+
+
+def csv_records(reader: Any, path: str | Path, expected: str,
+                line_offset: int = 0) -> Iterator[tuple[int, int, list[str]]]:
+    """``(first line, last line, row)`` of every record of a :mod:`csv` ``reader``, blank lines
+    included (an empty row), lines 1-based and shifted by ``line_offset`` (a reader started
+    past the top of its file). A :class:`csv.Error` raises :class:`DataFormatError` naming the
+    record's first line and ``expected``; bytes that are not UTF-8 raise :func:`utf8_error`."""
+    while True:
+        first = line_offset + reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise DataFormatError(path, f"line {first}", expected, str(exc)) from None
+        except UnicodeDecodeError as exc:
+            raise utf8_error(path, exc) from None
+        yield first, line_offset + reader.line_num, row
 
 
 def record_lines(first: int, last: int) -> str:
