@@ -96,3 +96,22 @@ def test_invalid_utf8_in_eq_json_list_names_the_line(tmp_path: Path, mode: str) 
     with pytest.raises(DataFormatError, match=r"P19\.test\.json, line 3: expected UTF-8 text; "
                                               r"got invalid start byte at byte 23"):
         read_eq_file(path, **kwargs)
+
+
+def test_csv_records_give_the_lines_each_record_spans(tmp_path):
+    import csv
+
+    from tasks.io.text import csv_records
+
+    path = tmp_path / "x.tsv"
+    path.write_text('a\tb\n\n"two\nlines"\tc\nd\te\n', encoding="utf-8")
+    with open(path, encoding="utf-8", newline="") as stream:
+        records = list(csv_records(csv.reader(stream, delimiter="\t"), path, "rows",
+                                   line_offset=10))
+    assert records == [(11, 11, ["a", "b"]), (12, 12, []), (13, 14, ["two\nlines", "c"]),
+                       (15, 15, ["d", "e"])]
+    path.write_text('a\tb\n"c"x\td\n', encoding="utf-8")
+    with open(path, encoding="utf-8", newline="") as stream, \
+            pytest.raises(DataFormatError, match=r"x.tsv, line 2: expected well-formed rows"):
+        list(csv_records(csv.reader(stream, delimiter="\t", strict=True), path,
+                         "well-formed rows"))
