@@ -22,13 +22,26 @@ def how_to_get_raw(params: Params, source_key: str) -> str:
     """What makes the raw input ``sources.<source_key>``: the demo world's stage, or the
     ``qastress data fetch`` source whose directory holds it."""
     if params.sources.world == "demo":
-        return ("the demo world writes it: run `qastress stage demo-world` first (or the whole "
-                "study, `qastress run`)")
+        return (f"the demo world writes it: run `qastress stage "
+                f"{demo_world_stage(str(getattr(params.sources, source_key)))}` first (or the "
+                "whole study, `qastress run`)")
     from tasks.fetch import fetch_command
 
     command = fetch_command(str(getattr(params.sources, source_key)))
     fetch = f"`{command}`" if command else "`qastress data fetch` (see `qastress data list`)"
     return f"fetch it with {fetch}, or point sources.{source_key} in params.yaml at your copy"
+
+
+def demo_world_stage(relative: str) -> str:
+    """The ``qastress stage`` command of the demo world's half that writes ``relative`` (a
+    path or glob under the raw root: its first directory decides)."""
+    from tasks.pipeline.stages import STAGES
+
+    top = Path(relative).parts[0] if relative else ""
+    for stage in STAGES:
+        if f"${{paths.data}}/raw/{top}" in stage.outs:
+            return stage.command
+    return "demo-world"
 
 
 def raw_input(params: Params, source_key: str) -> Path:

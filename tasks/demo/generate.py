@@ -1,4 +1,5 @@
-"""Generate the whole demo world and write it, file by file, in the real formats."""
+"""Generate the demo world and write it, file by file, in the real formats: the retrieval
+study's sources and the reading study's, each half on its own."""
 
 from __future__ import annotations
 
@@ -128,11 +129,22 @@ def generate_demo_world(config: DemoWorldConfig, raw_root: Path) -> dict[str, in
     """Write every raw input of the demo world under ``raw_root``; return records per file.
 
     Deterministic: the same seed and sizes give byte-identical files. Paths follow the defaults
-    of :class:`tasks.config.SourcesConfig` (T-REx as ``trex/re-nlg_<start>-<end>.json``).
+    of :class:`tasks.config.SourcesConfig` (T-REx as ``trex/re-nlg_<start>-<end>.json``). The
+    two halves (:func:`generate_retrieval_world`, :func:`generate_reading_world`) one after
+    the other.
     """
+    return {**generate_retrieval_world(config, raw_root),
+            **generate_reading_world(config, raw_root)}
+
+
+def generate_retrieval_world(config: DemoWorldConfig, raw_root: Path,
+                             world: World | None = None) -> dict[str, int]:
+    """The EntityQuestions study's sources (``tasks.demo.world_parts``): T-REx documents,
+    Wikidata labels, hyperlink counts, ``psgs_w100.tsv`` and the NQ-style sets; records per
+    file. ``world``: the knowledge base of ``config`` when already built."""
     raw_root = Path(raw_root)
     seed = config.seed
-    world = build_world(config)
+    world = world if world is not None else build_world(config)
     articles = write_articles(world, config)
     passages = split_articles(articles, config.passage_words, stream(seed, "passages"))
     counts: dict[str, int] = {}
@@ -170,8 +182,21 @@ def generate_demo_world(config: DemoWorldConfig, raw_root: Path) -> dict[str, in
     counts[NQ_TRAIN_ENTITIES.as_posix()] = len(truth)
     counts[_SOURCES.nq_train], counts[_SOURCES.nq_dev] = len(train), len(dev)
     counts[NQ_TEST.as_posix()] = len(test)
+    log.info("demo world (seed %d), retrieval sources: %d entities, %d facts, %d passages",
+             seed, len(world.entities), len(world.facts), len(passages))
+    return counts
 
-    # SQuAD paragraphs are the world's own (tasks/demo/squad_contexts.py), not passages
+
+def generate_reading_world(config: DemoWorldConfig, raw_root: Path,
+                           world: World | None = None) -> dict[str, int]:
+    """The paraphrase study's sources (``tasks.demo.world_parts``): SQuAD-style train and dev
+    sets (paragraphs of the world's own, not passages) with the dev questions' subjects, PPDB
+    rules, Quora and WikiAnswers paraphrase pairs; records per file. ``world``: the
+    knowledge base of ``config`` when already built."""
+    raw_root = Path(raw_root)
+    seed = config.seed
+    world = world if world is not None else build_world(config)
+    counts: dict[str, int] = {}
     squad_train, squad_dev, subjects = build_squad_sets_with_subjects(
         world, config.n_squad_train, config.n_squad_dev, config.passage_words,
         stream(seed, "squad"), seed)
@@ -194,8 +219,8 @@ def generate_demo_world(config: DemoWorldConfig, raw_root: Path) -> dict[str, in
                                     stream(seed, "wikianswers"), alignment_rules())
     write_wikianswers_pairs(raw_root / _SOURCES.wikianswers, wikianswers)
     counts[_SOURCES.wikianswers] = len(wikianswers)
-    log.info("demo world (seed %d): %d entities, %d facts, %d passages", seed,
-             len(world.entities), len(world.facts), len(passages))
+    log.info("demo world (seed %d), reading sources: %d SQuAD-style questions, %d PPDB rules",
+             seed, counts[_SOURCES.squad_train] + counts[_SOURCES.squad_dev], len(rules))
     return counts
 
 
@@ -203,4 +228,5 @@ def _n_questions(raw: dict) -> int:
     return sum(len(p["qas"]) for a in raw["data"] for p in a["paragraphs"])
 
 
-__all__ = ["PassageRecord", "generate_demo_world", "write_articles"]
+__all__ = ["PassageRecord", "generate_demo_world", "generate_reading_world",
+           "generate_retrieval_world", "write_articles"]

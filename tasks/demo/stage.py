@@ -1,32 +1,41 @@
-"""The demo world as a pipeline step: generate it, then record a manifest of what was written."""
+"""The demo world as two pipeline steps: generate one half, then record a manifest of what it
+wrote. The halves are the two studies' sources (``tasks.demo.generate``): the retrieval
+study's (T-REx, labels, hyperlink counts, passages, NQ) and the reading study's (SQuAD, PPDB,
+Quora, WikiAnswers). Two stages write them into the same raw directory side by side."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from tasks.config import DemoWorldConfig
+from tasks.demo.world_parts import MANIFESTS
 from tasks.io.atomic import file_fingerprint, write_json
 from tasks.orchestration import artifact_task
 
+WorldPart = Literal["retrieval", "reading"]
 
-def write_demo_world(config: DemoWorldConfig, raw_root: Path) -> dict[str, int]:
-    """Write the seeded synthetic world under ``raw_root`` plus ``manifest.json``.
 
-    The manifest lists each file's sha256 and record count, and the config that produced it.
-    """
-    from tasks.demo import generate_demo_world
+def write_demo_world(config: DemoWorldConfig, raw_root: Path,
+                     part: WorldPart) -> dict[str, int]:
+    """Write one half of the seeded synthetic world under ``raw_root`` plus its manifest
+    (:data:`MANIFESTS`): each file's sha256 and record count, and the config that produced
+    it. Returns the records per file."""
+    from tasks.demo.generate import generate_reading_world, generate_retrieval_world
 
-    counts = generate_demo_world(config, raw_root)
-    files = sorted(p for p in Path(raw_root).rglob("*") if p.is_file()
-                   and p.name != "manifest.json" and not p.name.startswith("."))
-    write_json(Path(raw_root) / "manifest.json", {
+    generate = {"retrieval": generate_retrieval_world, "reading": generate_reading_world}
+    if part not in generate:
+        raise ValueError(f"part must be one of {sorted(generate)}, not {part!r}")
+    counts = generate[part](config, raw_root)
+    write_json(Path(raw_root) / MANIFESTS[part], {
         "kind": "demo-world",
+        "part": part,
         "config": config.model_dump(mode="json"),
         "records": counts,
-        "files": {p.relative_to(raw_root).as_posix(): file_fingerprint(p) for p in files},
+        "files": {name: file_fingerprint(Path(raw_root) / name) for name in sorted(counts)},
     }, indent=2)
     return counts
 
 
-write_demo_world_task = artifact_task(write_demo_world, outputs=("raw_root",),
+write_demo_world_task = artifact_task(write_demo_world, outputs=("raw_root",), parts=("part",),
                                       name="write demo world")

@@ -124,6 +124,14 @@ _RETRIEVAL_METRICS = _metrics("retrieval_bm25", "retrieval_dense", "retrieval_hy
 _FIGURES = _plots("retrieval_accuracy_vs_k.png", "retrieval_buckets.png")
 
 
+def _raw(part: str) -> tuple[str, ...]:
+    """What one half of the demo world writes under the raw root (``tasks.demo.generate``):
+    its directories and its manifest."""
+    from tasks.demo.world_parts import MANIFESTS, OUTPUTS
+
+    return tuple(f"{_RAW}/{name}" for name in (*OUTPUTS[part], MANIFESTS[part]))
+
+
 def _augmented(kind: str) -> tuple[str, ...]:
     """What one augmentation kind's stage writes (``flows/augment_reader.py``)."""
     return (f"${{paths.data}}/reader_augmentation/{kind}",
@@ -147,10 +155,20 @@ def _augmentation_stage(kind: str, description: str, typical_s: float) -> Stage:
 STAGES: tuple[Stage, ...] = (
     Stage(
         name="demo_world", flow="flows.demo_world:demo_world",
-        description="Write the synthetic demo world in the real formats.",
-        typical_s=13,
+        description="Write the synthetic demo world's encyclopedia (T-REx, passages, NQ) in "
+                    "the real formats.",
+        typical_s=11,
         params=("profile", "profiles", "demo_world"),
-        outs=(_RAW,),
+        outs=_raw("retrieval"),
+        when=_demo_world_only,
+    ),
+    Stage(
+        name="demo_reading_world", flow="flows.demo_reading_world:demo_reading_world",
+        description="Write the demo world's reading sources (SQuAD, PPDB, Quora, WikiAnswers) "
+                    "in the real formats.",
+        typical_s=2,
+        params=("profile", "profiles", "demo_world"),
+        outs=_raw("reading"),
         when=_demo_world_only,
     ),
     Stage(

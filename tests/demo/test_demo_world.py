@@ -154,6 +154,32 @@ def test_another_seed_changes_every_file(world, tmp_path):
     assert changed >= set(ours) - {SOURCES["ppdb"]}
 
 
+def test_each_half_writes_its_own_directories_and_the_halves_make_the_whole(tiny, tmp_path):
+    """The two stages of the world (tasks.demo.stage), the reading half first: each writes
+    only under its own directories plus its manifest, which lists exactly its files; together
+    the bytes of the whole world. An unknown half is an error."""
+    from tasks.demo.stage import write_demo_world
+    from tasks.demo.world_parts import MANIFESTS, OUTPUTS
+
+    whole, _ = tiny
+    config = smoke_config(**TINY)
+    written: dict[str, set[str]] = {}
+    for part in ("reading", "retrieval"):
+        before = set(fingerprints(tmp_path))
+        counts = write_demo_world(config, tmp_path, part)
+        new = set(fingerprints(tmp_path)) - before
+        assert {name.split("/")[0] for name in new - {MANIFESTS[part]}} == set(OUTPUTS[part])
+        manifest = json.loads((tmp_path / MANIFESTS[part]).read_text(encoding="utf-8"))
+        assert manifest["part"] == part and set(manifest["files"]) == set(counts)
+        assert set(counts) == new - {MANIFESTS[part]}
+        written[part] = set(counts)
+    assert not written["reading"] & written["retrieval"]
+    assert {name: digest for name, digest in fingerprints(tmp_path).items()
+            if name not in MANIFESTS.values()} == fingerprints(whole)
+    with pytest.raises(ValueError, match="part must be one of"):
+        write_demo_world(config, tmp_path, "both")  # type: ignore[arg-type]
+
+
 def test_stale_trex_chunks_are_removed(tiny):
     root, counts = tiny
     names = sorted(p.name for p in (root / "trex").glob("*.json"))

@@ -39,6 +39,10 @@ def test_a_missing_raw_input_names_its_path_and_how_to_get_it(empty_project, tmp
         raw_input(real, "ppdb")
     with pytest.raises(MissingInputError, match=r"no file matches sources\.trex; the demo "):
         raw_files(empty_project, "trex", [])
+    # each half of the demo world is its own stage: the hint names the one that writes it
+    with pytest.raises(MissingInputError, match=r"ppdb-2\.0-s-all: no such file .*the demo "
+                       r"world writes it: run `qastress stage demo-reading-world` first"):
+        raw_input(empty_project, "ppdb")
     present = tmp_path / "data" / "raw" / "squad" / "dev-v1.1.json"
     present.parent.mkdir(parents=True)
     present.write_text("{}")

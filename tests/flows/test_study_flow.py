@@ -287,7 +287,7 @@ def test_sigkill_at_two_points_then_rerun_gives_the_same_outputs(two_runs, smoke
         first_kill = layout.bm25_index / "manifest.json"
         assert _study(params_file, tmp_path, until, kill_when=first_kill) == -signal.SIGKILL
         assert not layout.retrieval_metrics("bm25").exists()
-        done_before = [layout.raw / "manifest.json", first_kill]
+        done_before = [layout.raw / "manifest.retrieval.json", first_kill]
         stamps = _stamps(done_before)
 
         second_kill = layout.retrieval_metrics("bm25")
@@ -298,7 +298,7 @@ def test_sigkill_at_two_points_then_rerun_gives_the_same_outputs(two_runs, smoke
         assert _stamps(done_before[:1]) == {world: stamps[world]}
         # ... and the runs the killed retrieval stage had finished (its tasks' cache records
         # are written as each completes, not when the stage ends)
-        done_before = [layout.raw / "manifest.json", layout.questions_table,
+        done_before = [layout.raw / "manifest.retrieval.json", layout.questions_table,
                        layout.bm25_index / "manifest.json",
                        layout.retrieval_results("bm25") / "test.trec",
                        layout.retrieval_results("dense") / "test.trec"]

@@ -32,11 +32,22 @@ def test_names_are_unique_and_outputs_have_one_producer():
 
 
 def test_every_input_is_produced_by_an_earlier_stage():
+    """Each dependency is an earlier stage's output, lies inside one, or holds some (the
+    report reads every raw input: both halves of the demo world)."""
     made: list[str] = []
     for entry in STAGES:
         for dep in entry.deps:
-            assert any(dep == out or dep.startswith(out + "/") for out in made), (entry.name, dep)
+            assert any(dep == out or dep.startswith(out + "/") or out.startswith(dep + "/")
+                       for out in made), (entry.name, dep)
         made += [*entry.outs, *entry.metrics, *entry.plots]
+
+
+def test_the_demo_world_halves_write_apart():
+    """The two halves' outputs do not overlap (the branches' edges: test_stage_graph)."""
+    retrieval, reading = stage("demo_world"), stage("demo_reading_world")
+    assert not {o.rstrip("/") for o in retrieval.outs} & {o.rstrip("/") for o in reading.outs}
+    for out in (*retrieval.outs, *reading.outs):
+        assert out.startswith("${paths.data}/raw/"), out
 
 
 def test_the_report_lists_the_stages_whose_outputs_it_reads():

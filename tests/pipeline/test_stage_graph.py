@@ -18,19 +18,24 @@ from tasks.pipeline.stages import STAGES, Stage
 def test_the_registry_has_two_branches_that_meet_at_the_end():
     edges = upstream_stages(STAGES)
     assert list(edges) == [s.name for s in STAGES]
-    assert edges["demo_world"] == ()
-    # the paraphrase branch reads only the raw data: it need not wait for EntityQuestions
-    assert edges["paraphrase"] == ("demo_world",)
+    assert edges["demo_world"] == () and edges["demo_reading_world"] == ()
+    # the EntityQuestions branch starts on the world's encyclopedia alone
+    assert edges["bm25_index"] == ("demo_world",)
+    # the paraphrase branch reads only the world's reading sources: it need not wait for the
+    # encyclopedia, nor for EntityQuestions
+    assert edges["paraphrase"] == ("demo_reading_world",)
     # the reader is trained on the raw SQuAD training file, beside the paraphrase stage; its
-    # questions are asked once the paraphrased sets exist
-    assert edges["train_reader"] == ("demo_world",)
-    assert set(edges["readers"]) == {"demo_world", "paraphrase", "train_reader"}
+    # questions are asked once the paraphrased sets exist (their subjects' hyperlink counts
+    # are the encyclopedia's)
+    assert edges["train_reader"] == ("demo_reading_world",)
+    assert set(edges["readers"]) == {"demo_world", "demo_reading_world", "paraphrase",
+                                     "train_reader"}
     # the augmentation kinds need the paraphraser, not the reader, nor each other
     for kind in ("augment_non_adversarial", "augment_adversarial"):
-        assert set(edges[kind]) == {"demo_world", "paraphrase"}, kind
+        assert set(edges[kind]) == {"demo_reading_world", "paraphrase"}, kind
     assert set(edges["reader_augmentation"]) == {
-        "demo_world", "paraphrase", "train_reader", "readers", "augment_non_adversarial",
-        "augment_adversarial"}
+        "demo_reading_world", "paraphrase", "train_reader", "readers",
+        "augment_non_adversarial", "augment_adversarial"}
     # the EntityQuestions branch is a chain
     assert "bm25_index" in edges["entity_questions"]
     assert "entity_questions" in edges["train_retriever"]
@@ -46,9 +51,10 @@ def test_the_registry_has_two_branches_that_meet_at_the_end():
 
 
 def test_every_stage_waits_only_for_earlier_stages_that_run():
-    stages = [s for s in STAGES if s.name != "demo_world"]  # real data: no demo world
-    edges = upstream_stages(stages)
-    assert edges["paraphrase"] == () and "demo_world" not in edges["readers"]
+    stages = [s for s in STAGES if s.name not in ("demo_world", "demo_reading_world")]
+    edges = upstream_stages(stages)  # real data: no demo world
+    assert edges["paraphrase"] == () and not {"demo_world", "demo_reading_world"} & set(
+        edges["readers"])
     names = [s.name for s in stages]
     for name, upstream in edges.items():
         assert all(names.index(u) < names.index(name) for u in upstream), name
@@ -126,7 +132,10 @@ def test_a_partial_study_runs_its_targets_and_everything_they_read():
         "demo_world", "bm25_index", "entity_questions", "train_retriever", "retrieval"]
     # the paraphrase branch does not wait for the EntityQuestions one
     readers = {s.name for s in with_upstream(STAGES, ["readers"])}
-    assert readers == {"demo_world", "paraphrase", "train_reader", "readers"}
+    assert readers == {"demo_world", "demo_reading_world", "paraphrase", "train_reader",
+                       "readers"}
+    assert [s.name for s in with_upstream(STAGES, ["paraphrase"])] == [
+        "demo_reading_world", "paraphrase"]
 
 
 def test_a_partial_study_of_a_stage_that_does_not_run_is_an_error():
