@@ -1,12 +1,13 @@
 """The whole study (the main job): every flow of the DAG in order, on one configuration.
 
 The flows and their order are those of the stage registry (:data:`tasks.pipeline.stages.STAGES`,
-which ``dvc.yaml`` is generated from): demo world (when ``sources.world`` is ``demo``) -> BM25
-index of the passages -> EntityQuestions -> DPR training -> retrieval (BM25, dense, hybrid,
-DPR) -> the retriever experiments and specialised encoders; beside them the paraphrased SQuAD
-test sets -> retrieval on original vs paraphrased questions; the reader's training -> readers
-on original vs paraphrased questions -> retrieve-then-read; one stage per augmentation kind
--> their comparison with the reader -> the HTML report of all of it. A stage added to the
+which ``dvc.yaml`` is generated from): the demo world's encyclopedia (when ``sources.world``
+is ``demo``) -> BM25 index of the passages -> EntityQuestions -> DPR training -> retrieval
+(BM25, dense, hybrid, DPR) -> the retriever experiments and specialised encoders; beside them,
+from the demo world's reading sources, the paraphrased SQuAD test sets -> retrieval on
+original vs paraphrased questions; the reader's training -> readers on original vs
+paraphrased questions -> retrieve-then-read; one stage per augmentation kind -> their
+comparison with the reader -> the HTML report of all of it. A stage added to the
 registry runs here too.
 
 With ``orchestration.concurrent_stages`` = 1 (or with the shard tasks on a Dask or Ray
