@@ -131,10 +131,11 @@ def generate_demo_world(config: DemoWorldConfig, raw_root: Path) -> dict[str, in
     Deterministic: the same seed and sizes give byte-identical files. Paths follow the defaults
     of :class:`tasks.config.SourcesConfig` (T-REx as ``trex/re-nlg_<start>-<end>.json``). The
     two halves (:func:`generate_retrieval_world`, :func:`generate_reading_world`) one after
-    the other.
+    the other, over one knowledge base.
     """
-    return {**generate_retrieval_world(config, raw_root),
-            **generate_reading_world(config, raw_root)}
+    world = build_world(config)
+    return {**generate_retrieval_world(config, raw_root, world),
+            **generate_reading_world(config, raw_root, world)}
 
 
 def generate_retrieval_world(config: DemoWorldConfig, raw_root: Path,
