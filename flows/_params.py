@@ -35,13 +35,9 @@ def how_to_get_raw(params: Params, source_key: str) -> str:
 def demo_world_stage(relative: str) -> str:
     """The ``qastress stage`` command of the demo world's half that writes ``relative`` (a
     path or glob under the raw root: its first directory decides)."""
-    from tasks.pipeline.stages import STAGES
+    from tasks.pipeline.demo_world_parts import COMMANDS, part_writing
 
-    top = Path(relative).parts[0] if relative else ""
-    for stage in STAGES:
-        if f"${{paths.data}}/raw/{top}" in stage.outs:
-            return stage.command
-    return "demo-world"
+    return COMMANDS[part_writing(relative) or "retrieval"]
 
 
 def raw_input(params: Params, source_key: str) -> Path:

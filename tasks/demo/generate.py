@@ -140,7 +140,7 @@ def generate_demo_world(config: DemoWorldConfig, raw_root: Path) -> dict[str, in
 
 def generate_retrieval_world(config: DemoWorldConfig, raw_root: Path,
                              world: World | None = None) -> dict[str, int]:
-    """The EntityQuestions study's sources (``tasks.demo.world_parts``): T-REx documents,
+    """The EntityQuestions study's sources (``tasks.pipeline.demo_world_parts``): T-REx documents,
     Wikidata labels, hyperlink counts, ``psgs_w100.tsv`` and the NQ-style sets; records per
     file. ``world``: the knowledge base of ``config`` when already built."""
     raw_root = Path(raw_root)
@@ -190,10 +190,10 @@ def generate_retrieval_world(config: DemoWorldConfig, raw_root: Path,
 
 def generate_reading_world(config: DemoWorldConfig, raw_root: Path,
                            world: World | None = None) -> dict[str, int]:
-    """The paraphrase study's sources (``tasks.demo.world_parts``): SQuAD-style train and dev
-    sets (paragraphs of the world's own, not passages) with the dev questions' subjects, PPDB
-    rules, Quora and WikiAnswers paraphrase pairs; records per file. ``world``: the
-    knowledge base of ``config`` when already built."""
+    """The paraphrase study's sources (``tasks.pipeline.demo_world_parts``): SQuAD-style
+    train and dev sets (paragraphs of the world's own, not passages) with the dev
+    questions' subjects, PPDB rules, Quora and WikiAnswers paraphrase pairs; records per
+    file. ``world``: the knowledge base of ``config`` when already built."""
     raw_root = Path(raw_root)
     seed = config.seed
     world = world if world is not None else build_world(config)

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Literal
 
 from tasks.config import DemoWorldConfig
-from tasks.demo.world_parts import MANIFESTS
 from tasks.io.atomic import file_fingerprint, write_json
 from tasks.orchestration import artifact_task
+from tasks.pipeline.demo_world_parts import MANIFESTS
 
 WorldPart = Literal["retrieval", "reading"]
 

@@ -127,7 +127,7 @@ _FIGURES = _plots("retrieval_accuracy_vs_k.png", "retrieval_buckets.png")
 def _raw(part: str) -> tuple[str, ...]:
     """What one half of the demo world writes under the raw root (``tasks.demo.generate``):
     its directories and its manifest."""
-    from tasks.demo.world_parts import MANIFESTS, OUTPUTS
+    from tasks.pipeline.demo_world_parts import MANIFESTS, OUTPUTS
 
     return tuple(f"{_RAW}/{name}" for name in (*OUTPUTS[part], MANIFESTS[part]))
 

@@ -159,7 +159,7 @@ def test_each_half_writes_its_own_directories_and_the_halves_make_the_whole(tiny
     only under its own directories plus its manifest, which lists exactly its files; together
     the bytes of the whole world. An unknown half is an error."""
     from tasks.demo.stage import write_demo_world
-    from tasks.demo.world_parts import MANIFESTS, OUTPUTS
+    from tasks.pipeline.demo_world_parts import MANIFESTS, OUTPUTS
 
     whole, _ = tiny
     config = smoke_config(**TINY)

@@ -48,6 +48,11 @@ def test_the_demo_world_halves_write_apart():
     assert not {o.rstrip("/") for o in retrieval.outs} & {o.rstrip("/") for o in reading.outs}
     for out in (*retrieval.outs, *reading.outs):
         assert out.startswith("${paths.data}/raw/"), out
+    from tasks.pipeline.demo_world_parts import COMMANDS, part_writing
+
+    assert {"retrieval": retrieval.command, "reading": reading.command} == COMMANDS
+    assert part_writing("trex/re-nlg_*.json") == "retrieval"
+    assert part_writing("squad/dev-v1.1.json") == "reading" and part_writing("x/y") is None
 
 
 def test_the_report_lists_the_stages_whose_outputs_it_reads():
