@@ -8,8 +8,9 @@ from prefect import flow
 
 from flows._params import resolve
 from tasks.config import Params
-from tasks.demo.stage import WorldPart, write_demo_world_task
+from tasks.demo.stage import write_demo_world_task
 from tasks.layout import Layout
+from tasks.pipeline.demo_world_parts import WorldPart
 from tasks.reporting.tables import publish_table_artifact
 
 

@@ -6,14 +6,11 @@ Quora, WikiAnswers). Two stages write them into the same raw directory side by s
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from tasks.config import DemoWorldConfig
 from tasks.io.atomic import file_fingerprint, write_json
 from tasks.orchestration import artifact_task
-from tasks.pipeline.demo_world_parts import MANIFESTS
-
-WorldPart = Literal["retrieval", "reading"]
+from tasks.pipeline.demo_world_parts import MANIFESTS, WorldPart
 
 
 def write_demo_world(config: DemoWorldConfig, raw_root: Path,

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from tasks.pipeline.demo_world_parts import MANIFESTS, OUTPUTS
+
 if TYPE_CHECKING:
     from tasks.config import Params
 
@@ -127,8 +129,6 @@ _FIGURES = _plots("retrieval_accuracy_vs_k.png", "retrieval_buckets.png")
 def _raw(part: str) -> tuple[str, ...]:
     """What one half of the demo world writes under the raw root (``tasks.demo.generate``):
     its directories and its manifest."""
-    from tasks.pipeline.demo_world_parts import MANIFESTS, OUTPUTS
-
     return tuple(f"{_RAW}/{name}" for name in (*OUTPUTS[part], MANIFESTS[part]))
 
 
