@@ -101,10 +101,19 @@ def check_scores(
 
     Trainings round differently on another CPU family: where a machine variant of the expected
     file matches this machine's CPU, its numbers replace the base file's, and `--update` rewrites
-    the variant (the numbers this run gives differently from the base) and not the base."""
+    the variant (the numbers this run gives differently from the base) and not the base.
+
+    Each file records the package versions it was pinned with (`--update` writes those
+    installed now); the check says where this environment's differ (`constraints.txt` holds
+    the environment of the packaged pins)."""
     from flows._cli_params import load_params_or_exit
     from tasks.pipeline.machine_speed import cpu_model
     from tasks.scores.compare import compare, passed, render_findings
+    from tasks.scores.environment import (
+        describe_drift,
+        installed_versions,
+        recorded_versions,
+    )
     from tasks.scores.expected import (
         ExpectedScoresError,
         expected_path,
@@ -134,7 +143,7 @@ def check_scores(
         if update and variant is not None:
             typer.echo(render_findings(compare(with_variant(previous, variant), actual),
                                        show_all=show_all))
-            variant = updated_variant(previous, variant, actual)
+            variant = updated_variant(previous, variant, actual, recorded_versions())
             write_variant(variant, cpu)
             typer.echo(f"updated {variant.path} from {metrics_dir}: the machine variant for CPUs "
                        f"matching {variant.machine!r}, {len(variant.scores)} numbers that differ "
@@ -146,7 +155,8 @@ def check_scores(
     if update:
         if previous is not None:
             typer.echo(render_findings(compare(previous, actual), show_all=show_all))
-        write_expected(path, updated_expected(actual, resolved.profile, previous))
+        write_expected(path, updated_expected(actual, resolved.profile, previous,
+                                              recorded_versions()))
         typer.echo(f"updated {path} from {metrics_dir} ({len(actual)} numbers)")
         return
     if previous is None:
@@ -154,7 +164,9 @@ def check_scores(
                     f"{resolved.profile} run, create them with `{update_command}`", fg="red",
                     err=True)
         raise typer.Exit(2)
+    pinned_with = [(path.name, previous.packages)]
     if variant is not None:
+        pinned_with.append((variant.path.name, variant.packages))
         try:
             previous = with_variant(previous, variant)
         except ExpectedScoresError as exc:
@@ -165,6 +177,8 @@ def check_scores(
         f" with its machine variant {variant.path.name} ({len(variant.scores)} numbers; CPU "
         f"{cpu!r} matches {variant.machine!r})" if variant is not None else ""))
     typer.echo(render_findings(findings, show_all=show_all))
+    for source, packages in pinned_with:
+        typer.echo(describe_drift(source, packages, installed_versions(packages)))
     if not passed(findings):
         typer.secho("scores differ from the expected ones: fix the regression, or update the "
                     f"file deliberately with `{update_command}`", fg="red", err=True)

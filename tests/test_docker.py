@@ -147,9 +147,14 @@ def test_torch_and_python_match_pyproject(dockerfile: Path):
     assert torch_installs, f"{dockerfile.name} does not install a pinned torch"
     for args in torch_installs:
         assert f"torch=={torch_pin}" in args.split(), (dockerfile.name, args, torch_pin)
-    # The project itself: every other pin then comes from pyproject.toml.
-    assert any(re.search(r"pip install (--\S+ )*\.(\s|$)", args) for args in installs), (
-        f"{dockerfile.name} does not `pip install .`")
+    # The project itself, in the environment of the expected scores (constraints.txt, which
+    # the image copies in before the install).
+    assert any(re.search(r"pip install (--\S+ )*-c constraints\.txt \.(\s|$)", args)
+               for args in installs), (
+        f"{dockerfile.name} does not `pip install -c constraints.txt .`")
+    copies = [args.split() for op, args in _instructions(dockerfile) if op == "COPY"]
+    assert any("constraints.txt" in args for args in copies), (
+        f"{dockerfile.name} installs with constraints.txt but does not COPY it")
 
     bases = [args for op, args in _instructions(dockerfile) if op == "FROM"]
     minors = set(PYTHON_TAG.findall(" ".join(bases))) | set(PYTHON_TAG.findall(text))

@@ -43,13 +43,15 @@ class Tolerance:
 
 @dataclass(frozen=True)
 class ExpectedScores:
-    """The expected numbers of one profile, with their tolerance and ignored key globs (glob ->
-    why it is not a score, e.g. a run-specific path)."""
+    """The expected numbers of one profile, with their tolerance, ignored key globs (glob ->
+    why it is not a score, e.g. a run-specific path) and the package versions they were pinned
+    with (name -> version; empty for files pinned before versions were recorded)."""
 
     profile: str
     scores: Mapping[str, Scalar]
     tolerance: Tolerance = field(default_factory=Tolerance)
     ignore: Mapping[str, str] = field(default_factory=dict)
+    packages: Mapping[str, str] = field(default_factory=dict)
 
     def ignores(self, key: str) -> bool:
         """Whether ``key`` matches an ``ignore`` glob."""

@@ -12,12 +12,16 @@ Format::
     scores:
       "retrieval_bm25.json#/macro/top20": 61.5
       ...
+    packages:                  # the versions these numbers were pinned with (written by
+      numpy: 2.4.6             # --update; tasks/scores/environment.py)
+      ...
 
 :func:`updated_expected` makes the next version from a metrics directory, keeping the previous
 file's tolerance and ignore globs; :func:`write_expected` writes it atomically. Given the previous
 file's text, it keeps that file's settings block (everything above ``scores:``, comments included)
 word for word when the settings are unchanged: the comments that say why a tolerance is there
-survive an update. Comments among the scores are not kept (the scores are regenerated).
+survive an update. Comments among the scores are not kept (the scores are regenerated), and
+``packages`` is written after them, afresh on every update.
 """
 
 from __future__ import annotations
@@ -63,7 +67,7 @@ def parse_expected(raw: Any, source: str) -> ExpectedScores:
     if not isinstance(raw, dict):
         raise ExpectedScoresError(f"{source}: expected a mapping with profile, tolerance, "
                                   f"ignore, scores; got {type(raw).__name__}")
-    unknown = set(raw) - {"profile", "tolerance", "ignore", "scores"}
+    unknown = set(raw) - {"profile", "tolerance", "ignore", "scores", "packages"}
     if unknown:
         raise ExpectedScoresError(f"{source}: unknown keys {sorted(unknown)}")
     profile, scores = raw.get("profile"), raw.get("scores")
@@ -89,7 +93,29 @@ def parse_expected(raw: Any, source: str) -> ExpectedScores:
     if not isinstance(ignore, dict) or not all(isinstance(g, str) for g in ignore):
         raise ExpectedScoresError(f"{source}: `ignore` must map globs to the reason")
     return ExpectedScores(profile=profile, scores={str(k): v for k, v in scores.items()},
-                          tolerance=tolerance, ignore={g: str(why) for g, why in ignore.items()})
+                          tolerance=tolerance, ignore={g: str(why) for g, why in ignore.items()},
+                          packages=parse_packages(raw.get("packages"), source))
+
+
+def parse_packages(raw: Any, source: str) -> dict[str, str]:
+    """The ``packages`` mapping of an expected or variant file (name -> version string)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(
+            isinstance(name, str) and isinstance(version, str) and version
+            for name, version in raw.items()):
+        raise ExpectedScoresError(f"{source}: `packages` must map package names to version "
+                                  "strings, e.g. numpy: '2.4.6'")
+    return dict(raw)
+
+
+def dump_packages(packages: Mapping[str, str]) -> str:
+    """The ``packages:`` block of an expected or variant file ('' when there are none)."""
+    if not packages:
+        return ""
+    return yaml.safe_dump({"packages": {name: str(version) for name, version in
+                                        sorted(packages.items())}},
+                          sort_keys=False, allow_unicode=True, width=100)
 
 
 def load_expected(path: Path) -> ExpectedScores:
@@ -102,13 +128,15 @@ def load_expected(path: Path) -> ExpectedScores:
 
 
 def updated_expected(actual: Mapping[str, Scalar], profile: str,
-                     previous: ExpectedScores | None = None) -> ExpectedScores:
+                     previous: ExpectedScores | None = None,
+                     packages: Mapping[str, str] | None = None) -> ExpectedScores:
     """Expected scores equal to ``actual`` (ignored keys left out), keeping ``previous``'s
-    tolerance and ignore globs (:data:`FIRST_SETTINGS` without a previous file)."""
+    tolerance and ignore globs (:data:`FIRST_SETTINGS` without a previous file), recording
+    ``packages`` (the versions installed now) as those they were pinned with."""
     base = previous or FIRST_SETTINGS
     scores = {key: value for key, value in actual.items() if not base.ignores(key)}
     return ExpectedScores(profile=profile, scores=scores, tolerance=base.tolerance,
-                          ignore=base.ignore)
+                          ignore=base.ignore, packages=dict(packages or {}))
 
 
 def _header(profile: str) -> str:
@@ -152,8 +180,9 @@ def dump_expected(expected: ExpectedScores, previous_text: str | None = None) ->
     scores = yaml.safe_dump({"scores": dict(expected.scores)}, sort_keys=False,
                             allow_unicode=True, width=100)
     block = settings_block(previous_text) if previous_text is not None else None
+    packages = dump_packages(expected.packages)
     if block is not None and _same_settings(block, expected):
-        return block + scores
+        return block + scores + packages
     settings = {
         "profile": expected.profile,
         "tolerance": {"default": expected.tolerance.default,
@@ -161,7 +190,8 @@ def dump_expected(expected: ExpectedScores, previous_text: str | None = None) ->
         "ignore": dict(expected.ignore),
     }
     return (_header(expected.profile)
-            + yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, width=100) + scores)
+            + yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, width=100) + scores
+            + packages)
 
 
 def write_expected(path: Path, expected: ExpectedScores) -> Path:

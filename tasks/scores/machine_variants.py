@@ -25,7 +25,7 @@ from __future__ import annotations
 import fnmatch
 import glob
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,12 @@ import yaml
 
 from tasks.io.atomic import write_text
 from tasks.scores.compare import PASSING, ExpectedScores, compare
-from tasks.scores.expected import ExpectedScoresError, load_expected
+from tasks.scores.expected import (
+    ExpectedScoresError,
+    dump_packages,
+    load_expected,
+    parse_packages,
+)
 from tasks.scores.metrics import Scalar
 
 
@@ -45,6 +50,7 @@ class MachineVariant:
     profile: str
     machine: str
     scores: Mapping[str, Scalar]
+    packages: Mapping[str, str] = field(default_factory=dict)
 
     def matches(self, cpu: str) -> bool:
         """Whether the CPU model name ``cpu`` matches this variant's glob."""
@@ -65,11 +71,11 @@ def load_variant(path: Path) -> MachineVariant:
         raise ExpectedScoresError(f"{path}: not valid YAML ({exc})") from None
     if not isinstance(raw, dict):
         raise ExpectedScoresError(f"{path}: expected a mapping with profile, machine, scores")
-    unknown = set(raw) - {"profile", "machine", "scores"}
+    unknown = set(raw) - {"profile", "machine", "scores", "packages"}
     if unknown:
         raise ExpectedScoresError(f"{path}: unknown keys {sorted(unknown)} (a machine variant "
-                                  "holds profile, machine and scores; tolerances and ignored "
-                                  "keys come from the base file)")
+                                  "holds profile, machine, scores and packages; tolerances and "
+                                  "ignored keys come from the base file)")
     profile, machine, scores = raw.get("profile"), raw.get("machine"), raw.get("scores")
     if not isinstance(profile, str) or not profile:
         raise ExpectedScoresError(f"{path}: `profile` must be a profile name")
@@ -81,7 +87,8 @@ def load_variant(path: Path) -> MachineVariant:
     for key, value in scores.items():
         if isinstance(value, dict | list):
             raise ExpectedScoresError(f"{path}: scores[{key!r}]: expected a scalar")
-    return MachineVariant(Path(path), profile, machine, {str(k): v for k, v in scores.items()})
+    return MachineVariant(Path(path), profile, machine, {str(k): v for k, v in scores.items()},
+                          parse_packages(raw.get("packages"), str(path)))
 
 
 def variant_for(base: Path, cpu: str) -> MachineVariant | None:
@@ -111,9 +118,10 @@ def expected_on(base: Path, cpu: str) -> ExpectedScores:
 
 
 def updated_variant(base: ExpectedScores, variant: MachineVariant,
-                    actual: Mapping[str, Scalar]) -> MachineVariant:
+                    actual: Mapping[str, Scalar],
+                    packages: Mapping[str, str] | None = None) -> MachineVariant:
     """``variant`` holding the numbers of ``actual`` that ``base`` does not give (outside its
-    tolerance, or absent from it).
+    tolerance, or absent from it), recording ``packages`` as the versions they were pinned with.
 
     Raises :class:`ExpectedScoresError` when the base holds numbers that ``actual`` lacks: a
     variant cannot remove a number, only the base's own update can.
@@ -125,7 +133,8 @@ def updated_variant(base: ExpectedScores, variant: MachineVariant,
             f"{len(missing)} numbers of the base file are not in these metrics (first: "
             f"{missing[0]}); a machine variant cannot remove numbers: update the base file")
     scores = {f.key: f.actual for f in findings if f.status not in PASSING}
-    return MachineVariant(variant.path, variant.profile, variant.machine, scores)
+    return MachineVariant(variant.path, variant.profile, variant.machine, scores,
+                          dict(packages or {}))
 
 
 def dump_variant(variant: MachineVariant, cpu_measured: str) -> str:
@@ -141,7 +150,7 @@ def dump_variant(variant: MachineVariant, cpu_measured: str) -> str:
                           sort_keys=False, allow_unicode=True, width=100)
     scores = yaml.safe_dump({"scores": dict(variant.scores)}, sort_keys=False,
                             allow_unicode=True, width=100)
-    return header + body + scores
+    return header + body + scores + dump_packages(variant.packages)
 
 
 def write_variant(variant: MachineVariant, cpu_measured: str) -> Path:
