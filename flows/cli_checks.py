@@ -79,6 +79,14 @@ MetricsOpt = Annotated[Path | None, typer.Option(
     help="The metrics directory (default: the profile's paths.metrics).")]
 
 
+def _cpu_measured(cpu: str) -> str:
+    """This machine's CPU for a variant file's header: model name, family/model and ISA."""
+    from tasks.pipeline.machine_speed import cpu_identity
+
+    identity = cpu_identity()
+    return f"{cpu} ({identity['cpu_id'] or 'no cpuinfo'}; ISA {' '.join(identity['isa']) or '-'})"
+
+
 def check_scores(
     profile: ScoresProfileOpt = None,
     params: ScoresParamsOpt = None,
@@ -144,7 +152,7 @@ def check_scores(
             typer.echo(render_findings(compare(with_variant(previous, variant), actual),
                                        show_all=show_all))
             variant = updated_variant(previous, variant, actual, recorded_versions())
-            write_variant(variant, cpu)
+            write_variant(variant, cpu if machine is not None else _cpu_measured(cpu))
             typer.echo(f"updated {variant.path} from {metrics_dir}: the machine variant for CPUs "
                        f"matching {variant.machine!r}, {len(variant.scores)} numbers that differ "
                        f"from {path.name}; {path.name} (pinned on another machine) is unchanged")

@@ -171,7 +171,8 @@ def study(params: Params | None = None, profile: str | None = None,
                          title=f"Study timeline ({params.profile} profile, {workers} stage "
                                f"worker{'s' if workers > 1 else ''})")
     print(f"time per stage (-> {layout.study_timings}):\n{clock.table()}\n"
-          f"machine: {machine['cpu']}, {machine['cores']} cores, float32 matmul "
+          f"machine: {machine['cpu']} ({machine['cpu_id'] or 'no cpuinfo'}; ISA "
+          f"{' '.join(machine['isa']) or '-'}), {machine['cores']} cores, float32 matmul "
           f"{machine['matmul_gflops']} GFLOP/s at the start, "
           f"{machine['matmul_gflops_end']} at the end ({machine['torch_threads']} threads)")
     ran = {one.name for one in stages}

@@ -19,16 +19,40 @@ from typing import Any
 
 #: Side of the square matrices (2 * N**3 floating-point operations per product).
 MATRIX_SIZE = 384
+#: The instruction-set extensions that decide which code path torch's BLAS takes (and so the
+#: last bits of a training): a cloud VM's model name is often generic ("AMD EPYC Processor"),
+#: so two CPU generations behind one name tell apart only by these and by family/model.
+ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16")
+
+
+def _cpuinfo_fields(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, str]:
+    """The first processor's ``key: value`` lines of ``/proc/cpuinfo`` ({} elsewhere)."""
+    if not cpuinfo.is_file():
+        return {}
+    fields: dict[str, str] = {}
+    for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
+        if not line.strip():
+            break
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    return fields
 
 
 def cpu_model() -> str:
     """The CPU's model name (``/proc/cpuinfo`` on Linux, else ``platform.processor()``)."""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
+    return _cpuinfo_fields().get("model name") or platform.processor() or platform.machine()
+
+
+def cpu_identity(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:
+    """``{cpu_id, isa}``: vendor, family, model and stepping (e.g. ``AuthenticAMD family 25
+    model 1 stepping 1``; '' off Linux) and which of :data:`ISA_FLAGS` the CPU has."""
+    fields = _cpuinfo_fields(cpuinfo)
+    cpu_id = " ".join(f"{label} {fields[key]}" if label else fields[key]
+                      for key, label in (("vendor_id", ""), ("cpu family", "family"),
+                                         ("model", "model"), ("stepping", "stepping"))
+                      if key in fields)
+    flags = set(fields.get("flags", "").split())
+    return {"cpu_id": cpu_id, "isa": [flag for flag in ISA_FLAGS if flag in flags]}
 
 
 def matmul_gflops(seconds: float = 1.0, rounds: int = 5, size: int = MATRIX_SIZE) -> float:
@@ -52,8 +76,8 @@ def matmul_gflops(seconds: float = 1.0, rounds: int = 5, size: int = MATRIX_SIZE
 
 
 def machine_speed(seconds: float = 1.0) -> dict[str, Any]:
-    """``{cpu, cores, torch_threads, matmul_gflops}`` of this machine now."""
+    """``{cpu, cpu_id, isa, cores, torch_threads, matmul_gflops}`` of this machine now."""
     import torch
 
-    return {"cpu": cpu_model(), "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-            "matmul_gflops": matmul_gflops(seconds)}
+    return {"cpu": cpu_model(), **cpu_identity(), "cores": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(), "matmul_gflops": matmul_gflops(seconds)}

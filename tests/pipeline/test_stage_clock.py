@@ -60,5 +60,22 @@ def test_the_machine_speed_probe_measures_matrix_products():
     small = matmul_gflops(seconds=0.2, rounds=2, size=8)  # tiny products: overhead dominates
     assert fast > 0 and small > 0 and small < fast
     speed = machine_speed(seconds=0.2)
-    assert set(speed) == {"cpu", "cores", "torch_threads", "matmul_gflops"}
+    assert set(speed) == {"cpu", "cpu_id", "isa", "cores", "torch_threads", "matmul_gflops"}
     assert speed["cores"] >= 1 and speed["torch_threads"] >= 1 and speed["cpu"]
+
+
+def test_the_cpu_identity_tells_generations_behind_one_model_name(tmp_path):
+    """Cloud VMs often show a generic model name; family, model and the ISA flags that pick
+    the BLAS code path are recorded beside it (the first processor's block only)."""
+    from tasks.pipeline.machine_speed import cpu_identity
+
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(
+        "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
+        "model name\t: AMD EPYC Processor\nstepping\t: 1\n"
+        "flags\t\t: fpu sse2 avx2 fma avx512f avx512_bf16\n\n"
+        "processor\t: 1\nvendor_id\t: GenuineIntel\nflags\t\t: amx_tile\n",
+        encoding="utf-8")
+    assert cpu_identity(cpuinfo) == {"cpu_id": "AuthenticAMD family 25 model 17 stepping 1",
+                                     "isa": ["avx2", "fma", "avx512f", "avx512_bf16"]}
+    assert cpu_identity(tmp_path / "absent") == {"cpu_id": "", "isa": []}
