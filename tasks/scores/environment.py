@@ -57,7 +57,11 @@ def recorded_packages(project: str = PROJECT) -> list[str]:
     """The canonical names of the packages an expected file records: ``project``'s runtime
     requirements (markers without an extra) plus :data:`TRANSITIVE_NUMERICS`, sorted."""
     names = {canonicalize_name(name) for name in TRANSITIVE_NUMERICS}
-    for line in metadata.requires(project) or []:
+    try:
+        requirements = metadata.requires(project) or []
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        requirements = []
+    for line in requirements:
         try:
             requirement = Requirement(line)
         except InvalidRequirement:
