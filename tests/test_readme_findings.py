@@ -17,7 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BLOCKS = {
     "demo": ("demo", {"Intel Xeon (`demo.yaml`)": "Intel(R) Xeon(R) CPU",
                       "AMD EPYC (`demo@amd-epyc.yaml`)": "AMD EPYC 7B13"}),
-    "demo-large": ("demo-large", {"AMD EPYC (`demo-large.yaml`)": "AMD EPYC 7B13"}),
+    "demo-large": ("demo-large", {"AMD EPYC (`demo-large.yaml`)": "AMD EPYC 7B13",
+                                  "Intel Xeon (`demo-large@intel-xeon.yaml`)":
+                                      "Intel(R) Xeon(R) Processor"}),
 }
 
 
