@@ -152,7 +152,8 @@ def check_scores(
             typer.echo(render_findings(compare(with_variant(previous, variant), actual),
                                        show_all=show_all))
             variant = updated_variant(previous, variant, actual, recorded_versions())
-            write_variant(variant, cpu if machine is not None else _cpu_measured(cpu))
+            write_variant(variant, cpu if machine is not None else _cpu_measured(cpu),
+                          previous.packages)
             typer.echo(f"updated {variant.path} from {metrics_dir}: the machine variant for CPUs "
                        f"matching {variant.machine!r}, {len(variant.scores)} numbers that differ "
                        f"from {path.name}; {path.name} (pinned on another machine) is unchanged")

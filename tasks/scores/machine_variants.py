@@ -137,13 +137,33 @@ def updated_variant(base: ExpectedScores, variant: MachineVariant,
                           dict(packages or {}))
 
 
-def dump_variant(variant: MachineVariant, cpu_measured: str) -> str:
-    """The YAML text of a variant file, with a header saying what it is."""
+def environment_note(base_packages: Mapping[str, str],
+                     variant_packages: Mapping[str, str]) -> str | None:
+    """Why a variant's numbers may not be the CPU's alone: ``None`` when the base file was
+    pinned with the variant's package versions, else a sentence saying what differs."""
+    if not variant_packages or dict(base_packages) == dict(variant_packages):
+        return None
+    if not base_packages:
+        return ("the base file records no package versions, so some of these numbers may come "
+                "from the environment rather than the CPU")
+    names = sorted(name for name in {*base_packages, *variant_packages}
+                   if base_packages.get(name) != variant_packages.get(name))
+    return (f"the base file was pinned with other versions of {', '.join(names)}, so some of "
+            "these numbers may come from the environment rather than the CPU")
+
+
+def dump_variant(variant: MachineVariant, cpu_measured: str,
+                 base_packages: Mapping[str, str] | None = None) -> str:
+    """The YAML text of a variant file, with a header saying what it is (and, given the base
+    file's ``base_packages``, whether the two were pinned in different environments)."""
+    note = (None if base_packages is None
+            else environment_note(base_packages, variant.packages))
     header = (
         f"# Machine variant of the `{variant.profile}` expected scores: the numbers that CPUs\n"
         f"# matching `machine` give differently from {variant.profile}.yaml (float rounding in\n"
         "# the BLAS code path, carried on by training: tasks/scores/machine_variants.py).\n"
-        f"# Measured on: {cpu_measured}. Regenerate on such a machine with\n"
+        + (f"# Note: {note}.\n" if note else "")
+        + f"# Measured on: {cpu_measured}. Regenerate on such a machine with\n"
         f"#   qastress run --profile {variant.profile} && "
         f"qastress check-scores --profile {variant.profile} --update\n")
     body = yaml.safe_dump({"profile": variant.profile, "machine": variant.machine},
@@ -153,6 +173,7 @@ def dump_variant(variant: MachineVariant, cpu_measured: str) -> str:
     return header + body + scores + dump_packages(variant.packages)
 
 
-def write_variant(variant: MachineVariant, cpu_measured: str) -> Path:
-    """Write a variant file atomically."""
-    return write_text(variant.path, dump_variant(variant, cpu_measured))
+def write_variant(variant: MachineVariant, cpu_measured: str,
+                  base_packages: Mapping[str, str] | None = None) -> Path:
+    """Write a variant file atomically (``base_packages``: as :func:`dump_variant`)."""
+    return write_text(variant.path, dump_variant(variant, cpu_measured, base_packages))

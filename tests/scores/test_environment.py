@@ -197,3 +197,21 @@ def test_a_variant_update_records_versions_too(tmp_path):
     assert check.exit_code == 0
     assert "demo.yaml: pinned with the" in check.output
     assert "demo@amd-epyc.yaml: pinned with the" in check.output
+    assert "# Note:" not in variant.read_text(encoding="utf-8")  # the base's versions, too
+
+
+def test_a_variant_of_a_base_without_versions_says_its_numbers_may_be_the_environment(
+        tmp_path):
+    expected = tmp_path / "demo.yaml"
+    expected.write_text("profile: demo\nscores:\n  retrieval_bm25.json#/macro/top20: 80.0\n",
+                        encoding="utf-8")
+    variant = tmp_path / "demo@amd-epyc.yaml"
+    variant.write_text("profile: demo\nmachine: AMD EPYC*\nscores: {}\n", encoding="utf-8")
+    amd = _metrics(tmp_path / "amd", {"macro": {"top20": 81.0}})
+    result = runner.invoke(app, ["check-scores", "--profile", "demo", "--expected",
+                                 str(expected), "--metrics", str(amd), "--machine", "AMD EPYC",
+                                 "--update"])
+    assert result.exit_code == 0, result.output
+    text = variant.read_text(encoding="utf-8")
+    assert "# Note: the base file records no package versions" in text
+    assert load_variant(variant).scores == {"retrieval_bm25.json#/macro/top20": 81.0}

@@ -22,6 +22,7 @@ from tasks.scores.expected import (
 )
 from tasks.scores.machine_variants import (
     MachineVariant,
+    environment_note,
     expected_on,
     load_variant,
     updated_variant,
@@ -176,3 +177,12 @@ def test_expected_on_a_machine_is_what_the_command_checks(tmp_path):
     _variant_file(base, scores={"paraphrase.json#/accepted": 13})
     assert expected_on(base, "AMD EPYC").scores["paraphrase.json#/accepted"] == 13
     assert expected_on(base, "Intel Xeon") == load_expected(base)
+
+
+def test_the_environment_note_names_the_packages_the_base_was_pinned_with_otherwise():
+    assert environment_note({"numpy": "2.4.6"}, {"numpy": "2.4.6"}) is None
+    assert environment_note({"numpy": "2.4.6"}, {}) is None  # nothing recorded to compare
+    assert "records no package versions" in environment_note({}, {"numpy": "2.4.6"})
+    note = environment_note({"numpy": "2.4.5", "scipy": "1.17.1"},
+                            {"numpy": "2.4.6", "scipy": "1.17.1", "faiss-cpu": "1.15.1"})
+    assert "other versions of faiss-cpu, numpy," in note and "scipy" not in note
