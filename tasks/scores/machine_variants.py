@@ -33,6 +33,7 @@ import yaml
 
 from tasks.io.atomic import write_text
 from tasks.scores.compare import PASSING, ExpectedScores, compare
+from tasks.scores.environment import drift
 from tasks.scores.expected import (
     ExpectedScoresError,
     dump_packages,
@@ -146,8 +147,8 @@ def environment_note(base_packages: Mapping[str, str],
     if not base_packages:
         return ("the base file records no package versions, so some of these numbers may come "
                 "from the environment rather than the CPU")
-    names = sorted(name for name in {*base_packages, *variant_packages}
-                   if base_packages.get(name) != variant_packages.get(name))
+    names = sorted({change.name for change in drift(base_packages, variant_packages)}
+                   | {change.name for change in drift(variant_packages, base_packages)})
     return (f"the base file was pinned with other versions of {', '.join(names)}, so some of "
             "these numbers may come from the environment rather than the CPU")
 
