@@ -31,7 +31,7 @@ from tasks.io.passages import Passage, write_passages
 from tasks.io.ppdb import write_ppdb_rules
 from tasks.io.quora import write_quora_pairs
 from tasks.io.squad import write_squad
-from tasks.io.trex import write_trex_documents
+from tasks.io.trex_write import write_trex_documents
 from tasks.io.wikianswers import write_wikianswers_pairs
 
 log = logging.getLogger(__name__)

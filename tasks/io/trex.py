@@ -1,4 +1,5 @@
-"""T-REx (Elsahar et al., 2018) ``re-nlg_*.json`` files: streaming reader and writer.
+"""T-REx (Elsahar et al., 2018) ``re-nlg_*.json`` files: streaming reader (the writer is
+:mod:`tasks.io.trex_write`).
 
 A file is one JSON array of documents (DBpedia abstracts aligned with Wikidata triples)::
 
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tasks.io._jsonstream import iter_json_array, write_json_array
+from tasks.io._jsonstream import iter_json_array
 from tasks.io.errors import DataFormatError, SkipCounter, handle, preview
 
 WIKIDATA_ENTITY_PREFIX = "http://www.wikidata.org/entity/"
@@ -373,49 +374,3 @@ def iter_trex_triples(paths: Iterable[str | Path] | str | Path,
                             _NON_ENTITY, f"{triple.subject.uri} / {triple.object.uri}"))
                     continue
                 yield document, triple
-
-
-def _element_to_dict(element: TrexEntity) -> dict[str, Any]:
-    return {
-        "boundaries": list(element.boundaries) if element.boundaries is not None else None,
-        "surfaceform": element.surfaceform,
-        "uri": element.uri,
-        "annotator": element.annotator,
-    }
-
-
-def trex_document_to_dict(document: TrexDocument) -> dict[str, Any]:
-    """The document in the T-REx file layout (key order as in the release)."""
-    return {
-        "docid": document.docid,
-        "uri": document.uri,
-        "title": document.title,
-        "text": document.text,
-        "words_boundaries": [list(b) for b in document.words_boundaries],
-        "sentences_boundaries": [list(b) for b in document.sentences_boundaries],
-        "entities": [_element_to_dict(e) for e in document.entities],
-        "triples": [
-            {
-                "sentence_id": t.sentence_id,
-                "subject": _element_to_dict(t.subject),
-                "predicate": _element_to_dict(t.predicate),
-                "object": _element_to_dict(t.object),
-                "dependency_path": t.dependency_path,
-                "confidence": t.confidence,
-                "annotator": t.annotator,
-            }
-            for t in document.triples
-        ],
-    }
-
-
-def write_trex_documents(path: str | Path,
-                         documents: Iterable[Mapping[str, Any] | TrexDocument]) -> Path:
-    """Atomically stream ``documents`` out as a T-REx JSON array (UTF-8, one document a line).
-
-    Dicts are written as they are (they should follow the T-REx layout); :class:`TrexDocument`
-    goes through :func:`trex_document_to_dict`.
-    """
-    return write_json_array(path, (
-        trex_document_to_dict(d) if isinstance(d, TrexDocument) else dict(d) for d in documents
-    ))

@@ -14,9 +14,8 @@ from tasks.io.trex import (
     TrexTriple,
     iter_trex_documents,
     iter_trex_triples,
-    trex_document_to_dict,
-    write_trex_documents,
 )
+from tasks.io.trex_write import trex_document_to_dict, write_trex_documents
 
 ENTITY = "http://www.wikidata.org/entity/"
 PROP = "http://www.wikidata.org/prop/direct/"

@@ -19,7 +19,7 @@ from tasks.io.entity_labels import EntityLabel, write_entity_labels
 from tasks.io.hyperlinks import write_hyperlink_counts
 from tasks.io.linking import LinkedQuestion, write_linked_questions
 from tasks.io.passages import Passage, write_passages
-from tasks.io.trex import write_trex_documents
+from tasks.io.trex_write import write_trex_documents
 
 ENTITY = "http://www.wikidata.org/entity/"
 PROP = "http://www.wikidata.org/prop/direct/"

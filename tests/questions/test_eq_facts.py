@@ -5,7 +5,7 @@ from __future__ import annotations
 from eq_world import _doc
 
 from tasks.io.entity_labels import EntityLabel
-from tasks.io.trex import write_trex_documents
+from tasks.io.trex_write import write_trex_documents
 from tasks.questions.facts import collect_facts, read_facts_table, write_facts_table
 
 LABELS = {"Q1": EntityLabel("Q1", "Ada Byron", ("Ada Lovelace",)),
