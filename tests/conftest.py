@@ -51,7 +51,7 @@ def quick_demo_taggers(smoke_params, tmp_path_factory, worker_id):
     inputs). About a minute of training on 2 cores, which two test files need."""
     from filelock import FileLock
 
-    from models.flair_taggers import QUICK_CONFIGS
+    from models.flair_training import QUICK_CONFIGS
     from tasks.demo.taggers import QUICK_CORPUS_OPTIONS, train_demo_taggers
 
     root = tmp_path_factory.getbasetemp()

@@ -1,7 +1,7 @@
 """The offline Flair taggers of the demo world, as a pipeline step.
 
 Gold NER/chunk sentences of the demo KB (:mod:`tasks.demo.tagging_sentences`) -> Flair column
-corpus -> a NER and a chunk tagger (:func:`models.flair_taggers.train_tagger`), reused when
+corpus -> a NER and a chunk tagger (:func:`models.flair_training.train_tagger`), reused when
 already trained from the same inputs. The paraphrase flow runs this step when no pretrained
 Flair taggers are named (``paraphrase.ner_tagger`` / ``chunk_tagger``) on the demo world.
 """
@@ -15,7 +15,7 @@ from multiprocessing import current_process, get_context
 from pathlib import Path
 from typing import Any
 
-from models.flair_taggers import QUICK_CONFIGS, TaggerTrainConfig, TrainedTagger, train_tagger
+from models.flair_training import QUICK_CONFIGS, TaggerTrainConfig, TrainedTagger, train_tagger
 from tasks.config import DemoWorldConfig
 from tasks.demo.tagging_sentences import build_demo_tagging_corpus
 from tasks.io.atomic import write_json

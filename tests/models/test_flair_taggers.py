@@ -12,14 +12,12 @@ import pytest
 
 from models.flair_taggers import (
     DEFAULT_COLUMNS,
-    TaggerTrainConfig,
     TaggerUnavailableError,
-    build_embeddings,
     evaluate_tagger,
     load_column_corpus,
     load_tagger,
-    train_tagger,
 )
+from models.flair_training import TaggerTrainConfig, build_embeddings, train_tagger
 from tasks.demo.tagging_sentences import build_demo_tagging_corpus
 
 HELD_OUT = ["Ana Lee was born in Dublin, Ireland on 3 May 1950.",
