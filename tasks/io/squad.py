@@ -1,12 +1,13 @@
-"""SQuAD v1.1 files (and the paraphrased test sets of Gan & Ng, 2019), and prediction files.
+"""SQuAD v1.1 files (and the paraphrased test sets of Gan & Ng, 2019); prediction files are
+:mod:`tasks.io.squad_predictions`.
 
 ``{version, data: [{title, paragraphs: [{context, qas: [{id, question, answers: [{text,
 answer_start}]}]}]}]}``. :func:`read_squad` keeps the parsed JSON itself (validated) and exposes
 typed views of it, so that read -> :func:`write_squad` gives back the same JSON content with the
 same key order per object and any extra keys a file carries (the paraphrased sets put ``qas``
-before ``context``, the official ones after). Predictions are ``{question_id: answer_text}``.
-A key repeated in a JSON object of either file (a question id given twice) is an error naming
-the object, not resolved silently to the last value.
+before ``context``, the official ones after). A key repeated in a JSON object of a SQuAD or a
+predictions file (a question id given twice) is an error naming the object, not resolved
+silently to the last value.
 """
 
 from __future__ import annotations
@@ -353,36 +354,6 @@ def build_squad(
             built_paragraphs.append({"context": context, "qas": built_qas})
         data.append({"title": title, "paragraphs": built_paragraphs})
     return validate_squad({"data": data, "version": version}, "<build_squad>")
-
-
-def read_predictions(path: str | Path, on_error: str = "raise",
-                     skips: SkipCounter | None = None) -> dict[str, str]:
-    """Read a predictions file ``{question_id: answer_text}``.
-
-    Raises :class:`DataFormatError` when the file is not a JSON object or has a question id
-    more than once (naming the ids); a non-string answer raises too, or with
-    ``on_error="skip"`` is counted in ``skips`` and left out.
-    """
-    raw = _load_json(path, top_level_keys="question id")
-    if not isinstance(raw, dict):
-        raise DataFormatError(path, "top level", "a JSON object {question_id: answer_text}",
-                              f"a {type(raw).__name__}")
-    predictions: dict[str, str] = {}
-    for qid, answer in raw.items():
-        if not isinstance(answer, str):
-            handle(DataFormatError(path, f"question id {qid!r}", "a string answer text",
-                                   preview(answer)), on_error, skips)
-            continue
-        predictions[qid] = answer
-    return predictions
-
-
-def write_predictions(path: str | Path, predictions: Mapping[str, str]) -> Path:
-    """Atomically write ``{question_id: answer_text}`` as JSON (UTF-8, non-ASCII kept)."""
-    for qid, answer in predictions.items():
-        if not isinstance(qid, str) or not isinstance(answer, str):
-            raise TypeError(f"predictions must map str ids to str answers: {qid!r}: {answer!r}")
-    return write_json(path, dict(predictions))
 
 
 def discover_paraphrase_sets(sets_dir: str | Path | None,

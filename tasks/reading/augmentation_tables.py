@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tasks.io.atomic import write_json, write_text
-from tasks.io.squad import read_predictions
+from tasks.io.squad_predictions import read_predictions
 from tasks.io.tables import read_table
 from tasks.reading.robustness import paired_scores
 from tasks.reading.scoring import read_squad_v11

@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from tasks.evaluation.over_seeds import SeedInterval, summarise_over_seeds
-from tasks.io.squad import SquadDataset, read_predictions
+from tasks.io.squad import SquadDataset
+from tasks.io.squad_predictions import read_predictions
 from tasks.paraphrase.edits import EDIT_GROUPS, dataset_edits, edit_group
 from tasks.reading.robustness import subset_drops
 from tasks.reading.scoring import question_scores, read_squad_v11

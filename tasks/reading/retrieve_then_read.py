@@ -31,7 +31,7 @@ from tasks.io._jsonstream import iter_json_array
 from tasks.io.atomic import write_json
 from tasks.io.dpr_results import RetrievedCtx, parse_retrieval_result
 from tasks.io.errors import DataFormatError
-from tasks.io.squad import write_predictions
+from tasks.io.squad_predictions import write_predictions
 from tasks.reading.open_domain import PassageSpan, best_span, question_id, sample_positions
 from tasks.reading.score_fusion import (
     Candidate,

@@ -16,7 +16,7 @@ from pathlib import Path
 from tasks.evaluation.topk import bootstrap_difference
 from tasks.io.atomic import write_json, write_text
 from tasks.io.errors import DataFormatError
-from tasks.io.squad import read_predictions
+from tasks.io.squad_predictions import read_predictions
 from tasks.reading.open_domain import exact_match_scores, percent
 from tasks.reading.retrieve_then_read import (
     FUSED,

@@ -18,7 +18,7 @@ import numpy as np
 
 from tasks.evaluation.topk import bootstrap_difference
 from tasks.io.atomic import write_json, write_text
-from tasks.io.squad import read_predictions
+from tasks.io.squad_predictions import read_predictions
 from tasks.reading.scoring import question_scores, read_squad_v11, score_predictions
 from tasks.reporting.reader_tables import (
     bucket_rows,

@@ -4,7 +4,8 @@ The dataset is read with :func:`tasks.io.squad.read_squad` (every answer's ``ans
 point at its text in the context: a mismatch is a :class:`DataFormatError` naming the file,
 record and question id) and must be version ``1.1`` (a SQuAD 2.0 file is refused: its
 unanswerable questions have no v1.1 score). Predictions are ``{question_id: answer_text}``
-(:func:`tasks.io.squad.read_predictions`: anything else is an error naming the file and id).
+(:func:`tasks.io.squad_predictions.read_predictions`: anything else is an error naming the file
+and id).
 EM/F1 are the official v1.1 script's (:mod:`tasks.evaluation.squad_metrics`); a question without
 a prediction scores 0 and is listed; predictions for ids not in the dataset are ignored and
 counted. A dataset without questions (no EM/F1: the official script divides by zero) is a
@@ -19,7 +20,8 @@ from pathlib import Path
 
 from tasks.evaluation.squad_metrics import evaluate_squad, iter_squad_v11, per_question_scores
 from tasks.io.errors import DataFormatError, preview
-from tasks.io.squad import SquadDataset, read_predictions, read_squad
+from tasks.io.squad import SquadDataset, read_squad
+from tasks.io.squad_predictions import read_predictions
 
 SQUAD_VERSION = "1.1"
 

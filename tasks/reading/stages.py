@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from models.reader.config import ReaderConfig
-from tasks.io.squad import read_squad, write_predictions
+from tasks.io.squad import read_squad
+from tasks.io.squad_predictions import write_predictions
 from tasks.orchestration import artifact_task
 from tasks.reading.augmentation import build_augmented_training
 from tasks.reading.augmentation_tables import compare_readers, write_augmentation_tables

@@ -29,7 +29,8 @@ from pathlib import Path
 from tasks.evaluation.squad_metrics import iter_squad_v11, per_question_scores
 from tasks.io.errors import DataFormatError
 from tasks.io.linking import iter_numbered_linked_questions
-from tasks.io.squad import SquadDataset, read_predictions
+from tasks.io.squad import SquadDataset
+from tasks.io.squad_predictions import read_predictions
 from tasks.questions.buckets import bucket_of_sorted, read_frequencies
 from tasks.reading.robustness import subset_drops
 from tasks.reading.scoring import question_scores, read_squad_v11

@@ -28,7 +28,8 @@ import numpy as np
 
 from tasks.evaluation.over_seeds import SeedInterval, seed_summary, summarise_over_seeds
 from tasks.io.errors import DataFormatError
-from tasks.io.squad import SquadDataset, read_predictions
+from tasks.io.squad import SquadDataset
+from tasks.io.squad_predictions import read_predictions
 from tasks.reading.edit_groups import edit_groups_over_seeds
 from tasks.reading.scoring import question_scores, read_squad_v11, score_predictions
 

@@ -171,7 +171,7 @@ def test_smoke_scores_equal_the_expected_ones(two_runs, smoke_params):
 
 
 def test_retrieve_then_read_reads_every_retriever(two_runs, smoke_params):
-    from tasks.io.squad import read_predictions
+    from tasks.io.squad_predictions import read_predictions
     from tasks.reading.retrieve_then_read import predictions_file
 
     layout, cfg = Layout(smoke_params), smoke_params.retrieve_then_read

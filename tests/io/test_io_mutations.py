@@ -25,6 +25,7 @@ from tasks.io import (
     ppdb,
     quora,
     squad,
+    squad_predictions,
     trec,
     trex,
     wikianswers,
@@ -97,7 +98,7 @@ FORMATS: dict[str, tuple[str, bytes, Callable[..., Any]]] = {
         lambda p, **k: entityquestions.read_eq_file(p, **k)),
     "SQuAD v1.1 JSON": ("dev-v1.1.json", _json(SQUAD), lambda p, **k: squad.read_squad(p, **k)),
     "SQuAD predictions": ("predictions.json", _json({"q1": "Lake Zürich", "q2": ""}),
-                          lambda p, **k: squad.read_predictions(p, **k)),
+                          lambda p, **k: squad_predictions.read_predictions(p, **k)),
     "TREC run": ("run.trec", b"q1 Q0 d7 1 12.5 bm25\nq1 Q0 d3 2 11.0 bm25\nq2 Q0 d1 1 -0.1 bm25\n",
                  lambda p, **k: trec.read_trec_run(p, **k)),
     "entity labels JSONL": ("entity_labels.jsonl", (

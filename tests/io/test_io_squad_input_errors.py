@@ -8,7 +8,8 @@ import json
 import pytest
 
 from tasks.io.errors import DataFormatError, SkipCounter
-from tasks.io.squad import build_squad, read_predictions, read_squad, validate_squad
+from tasks.io.squad import build_squad, read_squad, validate_squad
+from tasks.io.squad_predictions import read_predictions
 
 CONTEXT = "Paris is the capital of France."
 

@@ -14,11 +14,10 @@ from tasks.io.squad import (
     SquadDataset,
     SquadQuestion,
     build_squad,
-    read_predictions,
     read_squad,
-    write_predictions,
     write_squad,
 )
+from tasks.io.squad_predictions import read_predictions, write_predictions
 
 CONTEXT_1 = "Zürich — «the city» on the Limmat; it's home to ETH (1855)."
 CONTEXT_2 = 'He said: "¿Dónde está?" and left\ttabbed.\nNew line 東京.'

@@ -7,7 +7,8 @@ import pytest
 
 from tasks.evaluation.over_seeds import SeedInterval
 from tasks.io.errors import DataFormatError
-from tasks.io.squad import write_predictions, write_squad
+from tasks.io.squad import write_squad
+from tasks.io.squad_predictions import write_predictions
 from tasks.paraphrase.edits import EDIT_GROUPS, aligned_edits, edit_group
 from tasks.reading.edit_groups import (
     edit_group_scores,

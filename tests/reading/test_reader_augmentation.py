@@ -9,7 +9,8 @@ import json
 
 import pytest
 
-from tasks.io.squad import build_squad, read_squad, write_predictions, write_squad
+from tasks.io.squad import build_squad, read_squad, write_squad
+from tasks.io.squad_predictions import write_predictions
 from tasks.io.tables import read_table, write_table
 from tasks.reading.augmentation import (
     ADDED_FILE,

@@ -11,7 +11,8 @@ import json
 import pytest
 from smoke_params import smoke_params_at
 
-from tasks.io.squad import read_predictions, read_squad, write_predictions, write_squad
+from tasks.io.squad import read_squad, write_squad
+from tasks.io.squad_predictions import read_predictions, write_predictions
 from tasks.io.tables import read_table
 from tasks.layout import Layout
 from tasks.orchestration import run_settings

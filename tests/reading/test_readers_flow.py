@@ -10,7 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tasks.io.squad import read_predictions, read_squad, write_squad
+from tasks.io.squad import read_squad, write_squad
+from tasks.io.squad_predictions import read_predictions
 from tasks.layout import Layout
 from tasks.orchestration import run_settings
 

@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from flows.cli import app
 from tasks.evaluation.topk import bootstrap_difference
 from tasks.io.errors import DataFormatError
-from tasks.io.squad import build_squad, discover_paraphrase_sets, write_predictions, write_squad
+from tasks.io.squad import build_squad, discover_paraphrase_sets, write_squad
+from tasks.io.squad_predictions import write_predictions
 from tasks.reading.robustness import (
     bootstrap_scores,
     evaluate_readers,

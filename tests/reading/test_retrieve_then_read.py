@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pytest
 
 from tasks.io.errors import DataFormatError
-from tasks.io.squad import read_predictions, write_predictions
+from tasks.io.squad_predictions import read_predictions, write_predictions
 from tasks.reading.open_domain import (
     PassageSpan,
     best_span,

@@ -13,7 +13,8 @@ from smoke_params import smoke_params_at
 
 from tasks.evaluation.squad_metrics import exact_match_score, metric_max_over_ground_truths
 from tasks.io.dpr_results import read_retrieval_results, write_retrieval_results
-from tasks.io.squad import read_predictions, read_squad
+from tasks.io.squad import read_squad
+from tasks.io.squad_predictions import read_predictions
 from tasks.layout import Layout
 from tasks.orchestration import run_settings
 from tasks.reading.retrieve_then_read import QUESTIONS_FILE, predictions_file

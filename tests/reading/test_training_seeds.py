@@ -11,7 +11,8 @@ import pytest
 from tasks.config import ReadersConfig
 from tasks.evaluation.crossed_bootstrap import crossed_bootstrap
 from tasks.io.errors import DataFormatError
-from tasks.io.squad import build_squad, write_predictions, write_squad
+from tasks.io.squad import build_squad, write_squad
+from tasks.io.squad_predictions import write_predictions
 from tasks.paraphrase.edits import EDIT_GROUPS
 from tasks.reading.augmentation_tables import write_augmentation_tables
 from tasks.reading.training_seeds import compare_over_seeds, seed_summary
