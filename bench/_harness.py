@@ -27,7 +27,7 @@ def path_overrides(root: Path) -> dict[str, str]:
 
 def bench_params(root: Path, profile: str, overrides: dict[str, Any] | None = None):
     """The profile's params with every ``paths.*`` inside ``root`` (as the smoke tests do)."""
-    from tasks.config import load_params
+    from tasks.params_loading import load_params
 
     return load_params(PROJECT_ROOT / "params.yaml", profile=profile,
                        overrides={**(overrides or {}), **path_overrides(root)})

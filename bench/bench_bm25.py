@@ -37,8 +37,8 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="qastress-bench-bm25-"))
     passages = args.passages
     if passages is None:
-        from tasks.config import load_params
         from tasks.demo import generate_demo_world
+        from tasks.params_loading import load_params
 
         params = load_params(profile=args.profile)
         generate_demo_world(params.demo_world, work / "raw")

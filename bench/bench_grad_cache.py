@@ -52,7 +52,7 @@ def run_one(args: argparse.Namespace) -> dict:
     if args.model:
         question, ctx = BertModel.from_pretrained(args.model), BertModel.from_pretrained(args.model)
     else:
-        from tasks.config import load_params
+        from tasks.params_loading import load_params
 
         mlm = load_params(profile=args.profile).retriever_training.mlm
         question, ctx = mlm_shaped_bert(mlm), mlm_shaped_bert(mlm)

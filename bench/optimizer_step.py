@@ -150,7 +150,7 @@ def main() -> None:
 
     import torch
 
-    from tasks.config import load_params
+    from tasks.params_loading import load_params
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)

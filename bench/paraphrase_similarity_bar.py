@@ -92,7 +92,6 @@ def main() -> None:
                         help="torch CPU threads of the reader's predictions (default: %(default)s)")
     args = parser.parse_args()
 
-    from tasks.config import load_params
     from tasks.demo.question_parser import QuestionGrammar
     from tasks.demo.raters import rate
     from tasks.evaluation.squad_metrics import iter_squad_v11, per_question_scores
@@ -100,6 +99,7 @@ def main() -> None:
     from tasks.io.tables import read_table
     from tasks.layout import Layout
     from tasks.model_names import model_slug
+    from tasks.params_loading import load_params
     from tasks.paraphrase.edits import gold_sentence, pair_edit
     from tasks.paraphrase.text import load_stopwords
     from tasks.reading.stages import predict_squad_files

@@ -67,7 +67,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     from bench._harness import parse_sets
-    from tasks.config import load_params
+    from tasks.params_loading import load_params
     from tasks.reading.scoring import score_prediction_file
     from tasks.reading.stages import predict_squad_files, train_reader_on_squad
 

@@ -82,11 +82,11 @@ def main() -> None:
     args = parser.parse_args()
 
     from flows.cli import parse_overrides
-    from tasks.config import load_params
     from tasks.demo.kb import build_world
     from tasks.demo.rng import stream
     from tasks.demo.squad import build_squad_sets
     from tasks.io.squad import write_squad
+    from tasks.params_loading import load_params
     from tasks.reading.stages import (
         predict_squad_files,
         score_squad_files,

@@ -38,7 +38,7 @@ def train(steps: int, batch_size: int, length: int, threads: int) -> dict:
     import torch
 
     from models.reader.api import load_qa_model
-    from tasks.config import load_params
+    from tasks.params_loading import load_params
     from tasks.reading.stages import resolve_reader_model
 
     torch.set_num_threads(threads)

@@ -43,8 +43,8 @@ def main() -> None:
     args = parser.parse_args()
     # imported after parsing: these modules hold Prefect tasks (a Prefect import, ~2 s) and
     # `--help` needs none of them
-    from tasks.config import load_params
     from tasks.io.trec import read_trec_run
+    from tasks.params_loading import load_params
     from tasks.questions.facts import sample_facts
     from tasks.retrieval.core import load_passages
     from tasks.retrieval.query_sets import QuerySet, read_query_set

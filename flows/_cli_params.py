@@ -13,9 +13,9 @@ if TYPE_CHECKING:
 
 def load_params_or_exit(params_file: Path | None, profile: str | None,
                         overrides: dict[str, Any] | None = None) -> Params:
-    """:func:`tasks.config.load_params`; a :class:`~tasks.config.ParamsError` prints
+    """:func:`tasks.params_loading.load_params`; a :class:`~tasks.params_loading.ParamsError` prints
     ``invalid parameters: ...`` on stderr and exits 2 (no traceback)."""
-    from tasks.config import ParamsError, load_params
+    from tasks.params_loading import ParamsError, load_params
 
     try:
         return load_params(params_file, profile=profile, overrides=overrides)

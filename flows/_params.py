@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tasks.config import Params, load_params
+from tasks.config import Params
 from tasks.io.errors import MissingInputError, require_input
+from tasks.params_loading import load_params
 
 
 def resolve(params: Params | None = None, profile: str | None = None,

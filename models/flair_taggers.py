@@ -38,7 +38,7 @@ Flair's pretrained taggers come from a model hub that this machine cannot reach,
 is not in Flair's local cache ({cache}). Train the small offline taggers on the demo world \
 instead and pass their paths:
 
-    from tasks.config import load_params
+    from tasks.params_loading import load_params
     from tasks.demo.tagging_sentences import build_demo_tagging_corpus
     from models.flair_training import train_tagger
     params = load_params(profile="demo")

@@ -34,7 +34,7 @@ def prefect_api():
 @pytest.fixture(scope="session")
 def smoke_params(tmp_path_factory):
     """The smoke profile with every path inside a session temp directory."""
-    from tasks.config import load_params
+    from tasks.params_loading import load_params
 
     root = tmp_path_factory.mktemp("smoke")
     overrides = {f"paths.{name}": str(root / name)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tasks.config import EQ_RELATIONS, ParamsError, load_params, resolve_params
+from tasks.config import EQ_RELATIONS
+from tasks.params_loading import ParamsError, load_params, resolve_params
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 

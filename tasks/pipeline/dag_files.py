@@ -130,7 +130,7 @@ def render_dvc(root: Path, stages: Sequence[Stage] = STAGES) -> str:
 def plotted_retrievers(root: Path) -> tuple[str, ...]:
     """``retrieval.retrievers`` of ``root/params.yaml`` under the profile that file names (not
     ``$QASTRESS_PROFILE``: the committed file alone decides what ``dvc.yaml`` holds)."""
-    from tasks.config import resolve_params
+    from tasks.params_loading import resolve_params
 
     path = root / "params.yaml"
     raw = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None

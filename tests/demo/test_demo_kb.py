@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from tasks.config import EQ_RELATIONS, load_params
+from tasks.config import EQ_RELATIONS
 from tasks.demo import inventories as inv
 from tasks.demo.kb import PERSON_ROLES, _remove_same, allocate, build_world
 from tasks.demo.popularity import hyperlink_counts, zipf_count
 from tasks.demo.rng import stream, weighted_sample
 from tasks.demo.world import Entity
+from tasks.params_loading import load_params
 
 ROOT = Path(__file__).resolve().parents[2]
 

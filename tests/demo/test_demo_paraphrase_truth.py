@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from tasks.config import load_params
 from tasks.demo.kb import build_world
 from tasks.demo.lexicon import load_data
 from tasks.demo.question_pairs import (
@@ -28,6 +27,7 @@ from tasks.demo.raters import ELABORATED_SEMANTIC, rate, rate_candidates, rate_f
 from tasks.demo.rng import stream
 from tasks.io.squad import SquadAnswer, SquadQuestion, read_squad
 from tasks.io.tables import read_table, write_table
+from tasks.params_loading import load_params
 from tasks.paraphrase.flow_tasks import acceptance, human_evaluation
 from tasks.paraphrase.human_eval import export_form, import_ratings
 from tasks.paraphrase.test_sets import ParaphrasePair, write_test_set

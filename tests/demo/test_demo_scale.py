@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tasks.config import EQ_RELATIONS, Params, load_params
+from tasks.config import EQ_RELATIONS, Params
 from tasks.demo.kb import build_world
 from tasks.demo.world import World
+from tasks.params_loading import load_params
 from tasks.questions.facts import Fact, qid_order, sample_facts
 from tasks.questions.overlap import no_overlap_sets, shared_tokens, subject_tokens
 from tasks.questions.splits import assign_splits, split_overlaps

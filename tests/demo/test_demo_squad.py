@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from tasks.config import load_params
 from tasks.demo.kb import build_world
 from tasks.demo.prose import kind_noun
 from tasks.demo.question_grammar import phrasings, question_tokens
@@ -24,6 +23,7 @@ from tasks.demo.squad import (
 )
 from tasks.demo.squad_contexts import VALUE_KINDS, ContextWriter, distractor_templates
 from tasks.io.squad import read_squad, write_squad
+from tasks.params_loading import load_params
 
 ROOT = Path(__file__).resolve().parents[2]
 N_TRAIN, N_DEV, WORDS = 200, 60, 100

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from tasks.config import load_params
 from tasks.demo.kb import build_world
 from tasks.demo.lexicon import load_data
 from tasks.demo.question_grammar import (
@@ -23,6 +22,7 @@ from tasks.demo.question_pairs import VALUE_KEYS
 from tasks.demo.question_parser import QuestionGrammar
 from tasks.demo.rng import stream
 from tasks.demo.squad_contexts import distractor_templates
+from tasks.params_loading import load_params
 from tasks.paraphrase.text import is_content, load_stopwords, tokenize
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tasks.config import ParamsError, RetrievalConfig, resolve_params
+from tasks.config import RetrievalConfig
 from tasks.evaluation.has_answer import DEFAULT_MODE, MODES
+from tasks.params_loading import ParamsError, resolve_params
 
 PARAMS = Path(__file__).resolve().parents[2] / "params.yaml"
 

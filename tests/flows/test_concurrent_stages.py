@@ -41,7 +41,7 @@ IDLE = tuple(Stage(name=f"idle_{i}", flow="stage_toys:toy_idle", description="",
 
 @pytest.fixture
 def toy_params(tmp_path):
-    from tasks.config import load_params
+    from tasks.params_loading import load_params
 
     return load_params(overrides={"paths.data": str(tmp_path / "data")})
 

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from flows._params import raw_files, raw_input
 from flows.cli import app
-from tasks.config import load_params
 from tasks.io.errors import MissingInputError
+from tasks.params_loading import load_params
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEMO_HINT = r"run `qastress stage demo-world` first"

@@ -271,7 +271,7 @@ def test_sigkill_at_two_points_then_rerun_gives_the_same_outputs(two_runs, smoke
     them (demo world, BM25 index, EntityQuestions, DPR training, retrieval), in a third of the
     whole study's time. ``-m slow`` runs the whole study the same way and compares its report
     too."""
-    from tasks.config import load_params
+    from tasks.params_loading import load_params
 
     raw = yaml.safe_load((PROJECT_ROOT / "params.yaml").read_text(encoding="utf-8"))
     raw["profile"] = "smoke"

@@ -9,7 +9,7 @@ from para_data_world import PROJECT_ROOT, write_mini_world
 @pytest.fixture(scope="session")
 def mini_params(tmp_path_factory):
     """Smoke params whose paths point at a session directory holding the mini world."""
-    from tasks.config import load_params
+    from tasks.params_loading import load_params
 
     root = tmp_path_factory.mktemp("para_mini")
     overrides = {f"paths.{name}": str(root / name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from para_data_world import PROJECT_ROOT
 
-from tasks.config import ParamsError, load_params
+from tasks.params_loading import ParamsError, load_params
 
 PARAMS = PROJECT_ROOT / "params.yaml"
 

@@ -28,7 +28,7 @@ CACHED_TASKS = {"build PPDB table": 1, "PPDB suggestions": 1, "plan generation s
 
 
 def make_params(root, **overrides):
-    from tasks.config import load_params
+    from tasks.params_loading import load_params
 
     paths = {f"paths.{name}": str(root / name)
              for name in ("data", "results", "metrics", "plots", "reports", "state")}

@@ -106,7 +106,7 @@ def test_the_registry_starts_the_paraphrase_branchs_long_stages_first():
 def test_each_configured_augmentation_kind_is_a_stage_of_the_study():
     from pathlib import Path
 
-    from tasks.config import load_params
+    from tasks.params_loading import load_params
 
     params_file = Path(__file__).resolve().parents[2] / "params.yaml"
     run = {profile: [s.name for s in STAGES if s.when(load_params(params_file, profile=profile))]

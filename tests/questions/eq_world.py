@@ -13,13 +13,14 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from tasks.config import Params, resolve_params
+from tasks.config import Params
 from tasks.io.dpr import DprCtx, DprExample, write_dpr_examples
 from tasks.io.entity_labels import EntityLabel, write_entity_labels
 from tasks.io.hyperlinks import write_hyperlink_counts
 from tasks.io.linking import LinkedQuestion, write_linked_questions
 from tasks.io.passages import Passage, write_passages
 from tasks.io.trex_write import write_trex_documents
+from tasks.params_loading import resolve_params
 
 ENTITY = "http://www.wikidata.org/entity/"
 PROP = "http://www.wikidata.org/prop/direct/"

@@ -12,9 +12,9 @@ from eq_world import world_params
 
 from flows._params import resolve
 from flows.entity_questions import construct
-from tasks.config import ParamsError
 from tasks.io.errors import DataFormatError
 from tasks.layout import Layout
+from tasks.params_loading import ParamsError
 
 
 def _with_sources(params, **paths):

@@ -12,8 +12,8 @@ import json
 import pytest
 from eq_world import world_params
 
-from tasks.config import ParamsError
 from tasks.orchestration import run_settings
+from tasks.params_loading import ParamsError
 
 pytestmark = pytest.mark.slow
 

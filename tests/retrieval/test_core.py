@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from dense_testkit import PEOPLE, write_tiny_world
 
-from tasks.config import RetrievalConfig, load_params
+from tasks.config import RetrievalConfig
 from tasks.io.trec import write_trec_run
+from tasks.params_loading import load_params
 from tasks.retrieval import core
 from tasks.retrieval.core import collect_passages, evaluate, load_passages
 from tasks.retrieval.query_sets import eq_split, read_query_set, write_query_set

@@ -15,8 +15,9 @@ import pytest
 from dense_testkit import PEOPLE, tiny_bert, write_tiny_world
 from prefect_runs import settled_task_states
 
-from tasks.config import DenseConfig, load_params
+from tasks.config import DenseConfig
 from tasks.io.trec import read_trec_run, write_trec_run
+from tasks.params_loading import load_params
 from tasks.retrieval.comparison import compare_retrievers, plot_accuracy
 from tasks.retrieval.dense_encoding import (
     build_dense_index,

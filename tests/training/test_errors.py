@@ -9,8 +9,8 @@ from pydantic import ValidationError
 
 from models.retriever import RetrieverTrainConfig, check_index_dim, load_samples
 from models.retriever.api import fit_biencoder, resolve_hardware
-from tasks.config import ParamsError, load_params
 from tasks.io.errors import DataFormatError
+from tasks.params_loading import ParamsError, load_params
 from tasks.training.retriever import relation_training_files
 
 

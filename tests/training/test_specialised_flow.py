@@ -36,7 +36,7 @@ def flow_run(prefect_api, smoke_world):
         "specialised_encoders.finetune.max_steps": 4,
         "specialised_encoders.paq": {"n_passages": 200, "training": {"max_steps": 4}},
     })
-    from tasks.config import load_params
+    from tasks.params_loading import load_params
 
     params = load_params(PROJECT_ROOT / "params.yaml", profile="smoke", overrides=overrides)
     with run_settings(params.paths.state):

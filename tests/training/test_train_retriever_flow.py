@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def runs(prefect_api, tmp_path_factory, tiny_train_json):
     from flows.train_retriever import train_retriever
-    from tasks.config import load_params
+    from tasks.params_loading import load_params
 
     root = tmp_path_factory.mktemp("train_flow")
     examples = json.loads(tiny_train_json.read_text())
