@@ -30,6 +30,7 @@ SCANNED = ("tasks", "models", "flows", "bench")
 LAYERS: dict[str, int] = {
     # configuration: pydantic models over params.yaml and what they need; imports nothing above
     "tasks.config": 0,
+    "tasks.params_loading": 0,  # params.yaml read, profiles merged, validated into Params
     "tasks.paraphraser_config": 0,
     "tasks.mlm_config": 0,
     "tasks.retriever_config": 0,
