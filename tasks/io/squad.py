@@ -104,7 +104,7 @@ def _find_repeated(value: Any) -> tuple[str, _RepeatedKeys] | None:
     return None
 
 
-def _load_json(path: str | Path, top_level_keys: str | None = None) -> Any:
+def load_strict_json(path: str | Path, top_level_keys: str | None = None) -> Any:
     """Parse a whole JSON file (UTF-8, BOM allowed). A key repeated in an object (which
     :mod:`json` resolves silently to the last value) is an error naming the object's record
     path and the keys (``top_level_keys``, e.g. "question id", names what the keys of the
@@ -304,7 +304,7 @@ def validate_squad(raw: Any, path: str | Path = "<squad>", on_error: str = "rais
 def read_squad(path: str | Path, on_error: str = "raise",
                skips: SkipCounter | None = None) -> SquadDataset:
     """Read and validate a SQuAD v1.1 file (see :func:`validate_squad` for the errors)."""
-    raw = validate_squad(_load_json(path), path, on_error, skips)
+    raw = validate_squad(load_strict_json(path), path, on_error, skips)
     return SquadDataset(raw, str(path))
 
 

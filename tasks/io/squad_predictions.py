@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tasks.io.atomic import write_json
 from tasks.io.errors import DataFormatError, SkipCounter, handle, preview
-from tasks.io.squad import _load_json
+from tasks.io.squad import load_strict_json
 
 
 def read_predictions(path: str | Path, on_error: str = "raise",
@@ -23,7 +23,7 @@ def read_predictions(path: str | Path, on_error: str = "raise",
     more than once (naming the ids); a non-string answer raises too, or with
     ``on_error="skip"`` is counted in ``skips`` and left out.
     """
-    raw = _load_json(path, top_level_keys="question id")
+    raw = load_strict_json(path, top_level_keys="question id")
     if not isinstance(raw, dict):
         raise DataFormatError(path, "top level", "a JSON object {question_id: answer_text}",
                               f"a {type(raw).__name__}")
