@@ -164,7 +164,9 @@ def study(params: Params | None = None, profile: str | None = None,
         run_concurrently(stages, params, clock, workers)
     else:
         run_in_order(stages, params, clock)
-    machine["matmul_gflops_end"] = machine_speed()["matmul_gflops"]
+    end = machine_speed()
+    machine["matmul_gflops_end"] = end["matmul_gflops"]
+    machine["python_mops_end"] = end["python_mops"]
     timings = {**clock.summary(), "machine": machine}
     write_json(layout.study_timings, timings, indent=2)
     write_stage_timeline(timings, layout.study_timeline,
@@ -174,7 +176,8 @@ def study(params: Params | None = None, profile: str | None = None,
           f"machine: {machine['cpu']} ({machine['cpu_id'] or 'no cpuinfo'}; ISA "
           f"{' '.join(machine['isa']) or '-'}), {machine['cores']} cores, float32 matmul "
           f"{machine['matmul_gflops']} GFLOP/s at the start, "
-          f"{machine['matmul_gflops_end']} at the end ({machine['torch_threads']} threads)")
+          f"{machine['matmul_gflops_end']} at the end ({machine['torch_threads']} threads); "
+          f"Python loop {machine['python_mops']} -> {machine['python_mops_end']} M iterations/s")
     ran = {one.name for one in stages}
     outputs = {label: str(path) for label, (stage, path) in study_outputs(params).items()
                if stage is None or stage in ran}

@@ -1,11 +1,14 @@
-"""How fast this machine multiplies matrices right now: a one-second probe, recorded with the
-study's stage times so that runs on different days (or a shared, throttled virtual machine)
-can be compared.
+"""How fast this machine is right now: two short probes, recorded with the study's stage times
+so that runs on different days (or a shared, throttled virtual machine) can be compared.
 
 The same 2-core VM has run the demo 15-40 % slower on some days with no change of code
 (``bench/RESULTS.md``): the wall time of a run says little without the speed of the machine that
-day. The probe is torch's float32 matrix product (the kernel behind most of the study's CPU
-time) with torch's current thread count, reported in GFLOP/s as the median over short rounds.
+day. The first probe is torch's float32 matrix product (the kernel behind most of the study's
+CPU time) with torch's current thread count, in GFLOP/s as the median over short rounds. The
+second is the Python interpreter on one thread (millions of loop iterations a second): the
+study's small models spend much of their time in Python between the torch operations, and two
+machines whose matrix products differ by 20 % have run the same demo 2x apart (a 2-core AMD EPYC
+in 10-11 minutes, a 2-core Intel Xeon in 18-21).
 """
 
 from __future__ import annotations
@@ -75,9 +78,30 @@ def matmul_gflops(seconds: float = 1.0, rounds: int = 5, size: int = MATRIX_SIZE
     return round(statistics.median(rates), 2)
 
 
+#: Iterations of the interpreter probe's loop between two clock reads.
+_LOOP_CHUNK = 20_000
+
+
+def python_loop_mops(seconds: float = 0.5, rounds: int = 5) -> float:
+    """Median millions of iterations a second of a small pure-Python loop (an addition, a
+    multiplication and a modulo per iteration) over ``rounds`` rounds of about
+    ``seconds / rounds`` each, on this thread."""
+    rates = []
+    for _ in range(rounds):
+        done, total, start = 0, 0, time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds / rounds:
+            for i in range(_LOOP_CHUNK):
+                total += i * i % 7
+            done += _LOOP_CHUNK
+        rates.append(done / elapsed / 1e6)
+    return round(statistics.median(rates), 2)
+
+
 def machine_speed(seconds: float = 1.0) -> dict[str, Any]:
-    """``{cpu, cpu_id, isa, cores, torch_threads, matmul_gflops}`` of this machine now."""
+    """``{cpu, cpu_id, isa, cores, torch_threads, matmul_gflops, python_mops}`` of this machine
+    now (the interpreter probe takes half of ``seconds`` more)."""
     import torch
 
     return {"cpu": cpu_model(), **cpu_identity(), "cores": os.cpu_count(),
-            "torch_threads": torch.get_num_threads(), "matmul_gflops": matmul_gflops(seconds)}
+            "torch_threads": torch.get_num_threads(), "matmul_gflops": matmul_gflops(seconds),
+            "python_mops": python_loop_mops(seconds / 2)}

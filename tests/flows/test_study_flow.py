@@ -124,6 +124,7 @@ def test_study_records_the_time_of_every_stage(two_runs, smoke_params):
     assert timings["total"]["cpu_s"] > 0
     machine = timings["machine"]  # the machine's speed at the start and at the end
     assert machine["matmul_gflops"] > 0 and machine["matmul_gflops_end"] > 0
+    assert machine["python_mops"] > 0 and machine["python_mops_end"] > 0
     assert machine["cores"] >= 1 and machine["torch_threads"] >= 1 and machine["cpu"]
 
 

@@ -60,8 +60,22 @@ def test_the_machine_speed_probe_measures_matrix_products():
     small = matmul_gflops(seconds=0.2, rounds=2, size=8)  # tiny products: overhead dominates
     assert fast > 0 and small > 0 and small < fast
     speed = machine_speed(seconds=0.2)
-    assert set(speed) == {"cpu", "cpu_id", "isa", "cores", "torch_threads", "matmul_gflops"}
+    assert set(speed) == {"cpu", "cpu_id", "isa", "cores", "torch_threads", "matmul_gflops",
+                          "python_mops"}
     assert speed["cores"] >= 1 and speed["torch_threads"] >= 1 and speed["cpu"]
+    assert speed["python_mops"] > 0
+
+
+def test_the_interpreter_probe_counts_loop_iterations_per_second(monkeypatch):
+    """The rate is iterations over elapsed time: with a clock that advances 1/16 s per read
+    and rounds of 0.1 s, each round runs one chunk and reads the clock at 1/16 s (go on) and
+    at 1/8 s (stop): 250,000 iterations in 0.125 s, 2.0 million a second."""
+    from tasks.pipeline import machine_speed as probe
+
+    ticks = iter(range(10_000))
+    monkeypatch.setattr(probe.time, "perf_counter", lambda: next(ticks) * 0.0625)
+    monkeypatch.setattr(probe, "_LOOP_CHUNK", 250_000)
+    assert probe.python_loop_mops(seconds=0.5, rounds=5) == 2.0
 
 
 def test_the_cpu_identity_tells_generations_behind_one_model_name(tmp_path):
