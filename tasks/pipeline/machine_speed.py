@@ -5,8 +5,8 @@ The same 2-core VM has run the demo 15-40 % slower on some days with no change o
 (``bench/RESULTS.md``): the wall time of a run says little without the speed of the machine that
 day. The first probe is torch's float32 matrix product (the kernel behind most of the study's
 CPU time) with torch's current thread count, in GFLOP/s as the median over short rounds. The
-second is the Python interpreter on one thread (millions of loop iterations a second): the
-study's small models spend much of their time in Python between the torch operations, and two
+second is the Python interpreter on one thread (millions of loop iterations a second): about a
+fifth of a run's sampled time is the study's own Python (py-spy, ``bench/RESULTS.md``), and two
 machines whose matrix products differ by 20 % have run the same demo 2x apart (a 2-core AMD EPYC
 in 10-11 minutes, a 2-core Intel Xeon in 18-21).
 """
@@ -17,6 +17,7 @@ import os
 import platform
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,20 @@ def cpu_identity(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:
     return {"cpu_id": cpu_id, "isa": [flag for flag in ISA_FLAGS if flag in flags]}
 
 
+def _median_rate(step: Callable[[], object], units_per_step: float, seconds: float,
+                 rounds: int) -> float:
+    """Median of ``units_per_step`` x steps a second over ``rounds`` rounds of about
+    ``seconds / rounds`` each, rounded to two decimals."""
+    rates = []
+    for _ in range(rounds):
+        done, start = 0, time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds / rounds:
+            step()
+            done += 1
+        rates.append(done * units_per_step / elapsed)
+    return round(statistics.median(rates), 2)
+
+
 def matmul_gflops(seconds: float = 1.0, rounds: int = 5, size: int = MATRIX_SIZE) -> float:
     """Median GFLOP/s of ``size`` x ``size`` float32 products over ``rounds`` rounds of about
     ``seconds / rounds`` each (after one untimed product)."""
@@ -67,15 +82,7 @@ def matmul_gflops(seconds: float = 1.0, rounds: int = 5, size: int = MATRIX_SIZE
     a = torch.rand(size, size, generator=generator)
     b = torch.rand(size, size, generator=generator)
     torch.mm(a, b)
-    flop = 2.0 * size ** 3
-    rates = []
-    for _ in range(rounds):
-        done, start = 0, time.perf_counter()
-        while (elapsed := time.perf_counter() - start) < seconds / rounds:
-            torch.mm(a, b)
-            done += 1
-        rates.append(done * flop / elapsed / 1e9)
-    return round(statistics.median(rates), 2)
+    return _median_rate(lambda: torch.mm(a, b), 2.0 * size ** 3 / 1e9, seconds, rounds)
 
 
 #: Iterations of the interpreter probe's loop between two clock reads.
@@ -86,15 +93,15 @@ def python_loop_mops(seconds: float = 0.5, rounds: int = 5) -> float:
     """Median millions of iterations a second of a small pure-Python loop (an addition, a
     multiplication and a modulo per iteration) over ``rounds`` rounds of about
     ``seconds / rounds`` each, on this thread."""
-    rates = []
-    for _ in range(rounds):
-        done, total, start = 0, 0, time.perf_counter()
-        while (elapsed := time.perf_counter() - start) < seconds / rounds:
-            for i in range(_LOOP_CHUNK):
-                total += i * i % 7
-            done += _LOOP_CHUNK
-        rates.append(done / elapsed / 1e6)
-    return round(statistics.median(rates), 2)
+    chunk = _LOOP_CHUNK
+
+    def loop() -> int:
+        total = 0
+        for i in range(chunk):
+            total += i * i % 7
+        return total
+
+    return _median_rate(loop, chunk / 1e6, seconds, rounds)
 
 
 def machine_speed(seconds: float = 1.0) -> dict[str, Any]:
